@@ -1,0 +1,1327 @@
+"""PA Chapter 633a Blackjack with the EZ Bust side wager (633b.16): the ``classic`` game.
+
+A round is one explicit state (:class:`ClassicRound`) changed only by its verbs. Each verb checks
+legality first (``verify_…`` raises :class:`IllegalActionError` naming the clause; ``can_…``
+answers yes or no), then changes the state and appends a frozen :class:`Operation` to the log.
+
+The round runs: wagering → deal (seat 1, the dealer's left, first: one card to each seat, the
+dealer's up card, a second card to each seat, the hole card face down) → insurance / even money
+when the up card is an ace (§ 633a.8) → the card reader peek when the up card is an ace or
+ten-value (§ 633a.1, § 633a.2) → the EZ Bust window when the up card is 2–6 (633b.16(c)) → each
+seat's decisions, seat 1 first (hit, stand, double § 633a.10, split § 633a.11, surrender
+§ 633a.9) → the dealer turns the hole card and draws to 17, standing on all 17s (§ 633a.7) →
+EZ Bust wagers settle (633b.16(h)) → Blackjack Wagers settle (§ 633a.13).
+
+Cards come from a :class:`~tablejack.core.shoe.Shoe` given to the round (automated dealing) or,
+without one, one at a time through :meth:`ClassicRound.deal_card` as a card-reading shoe reads
+them; :attr:`ClassicRound.card_request` says which card the engine waits for. Both ways produce
+the same operation log.
+
+>>> from tablejack.core import ClassicRules, Shoe
+>>> table = ClassicRound(ClassicRules(decks=1), Shoe.prearranged("10S 7H 9D 6C 5S", decks=1))
+>>> _ = table.place_wager(1, "ann", 1000)
+>>> _ = table.close_wagering()
+>>> [str(op.card) for op in table.operations if op.card]
+['10S', '7H', '9D', '6C']
+>>> _ = table.stand(1)
+>>> table.dealer.describe(), table.settlements[0].net
+('7♥ 6♣ 5♠ = 18', 1000)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from fractions import Fraction
+
+from tablejack.core.cards import Card
+from tablejack.core.commands import Command
+from tablejack.core.errors import IllegalActionError, InvalidNotationError
+from tablejack.core.hands import Hand
+from tablejack.core.money import format_cents, winnings
+from tablejack.core.records import (
+    Operation,
+    Result,
+    Settlement,
+    Wager,
+    WagerKind,
+    check_settlements,
+)
+from tablejack.core.rules import ClassicRules
+from tablejack.core.shoe import Shoe
+
+__all__ = ["CardTarget", "ClassicRound", "Phase", "PlayerHand", "SeatState"]
+
+WAGER = "PA 633a.6"
+DEAL = "PA 633a.7"
+PAYOUT = "PA 633a.13"
+INSURANCE = "PA 633a.8"
+EVEN_MONEY = "PA 633a.8(e)"
+SURRENDER = "PA 633a.9"
+DOUBLE = "PA 633a.10"
+SPLIT = "PA 633a.11"
+EZ = "PA 633b.16"
+INSURANCE_PAYS = Fraction(2)
+
+
+class Phase(StrEnum):
+    """Where a round stands."""
+
+    WAGERING = "wagering"
+    DEALING = "dealing"
+    INSURANCE = "insurance"
+    EZ_BUST = "ez bust"
+    PLAYING = "playing"
+    DEALER = "dealer"
+    COMPLETE = "complete"
+
+
+@dataclass(frozen=True, slots=True)
+class CardTarget:
+    """Where the next card goes: ``seat`` (with ``seat`` and ``hand``), ``up``, ``hole`` or
+    ``dealer`` (a dealer hit)."""
+
+    kind: str
+    seat: int | None = None
+    hand: int | None = None
+
+    def describe(self) -> str:
+        """Text for the dealer console: ``'seat 2 hand 1'``, ``'dealer hole card'``."""
+        if self.kind == "seat":
+            return f"seat {self.seat}" + (f" hand {self.hand + 1}" if self.hand else "")
+        return {"up": "dealer up card", "hole": "dealer hole card", "dealer": "dealer"}[self.kind]
+
+
+@dataclass(slots=True)
+class PlayerHand:
+    """One hand at a seat: its cards, its Blackjack Wager and how far it has been played."""
+
+    index: int
+    hand: Hand
+    wager_id: int
+    amount: int
+    doubled: int = 0
+    split_aces: bool = False
+    surrendered: bool = False
+    done: bool = False
+    settled: bool = False
+    acted: bool = False
+    awaiting_card: bool = False
+
+    @property
+    def is_live(self) -> bool:
+        """Still needs the dealer's hand to be settled."""
+        return not (self.settled or self.surrendered or self.hand.is_bust)
+
+
+@dataclass(slots=True)
+class SeatState:
+    """A seat with a Blackjack Wager: the player, the hands and the side wagers."""
+
+    number: int
+    player: str
+    wager: int
+    hands: list[PlayerHand] = field(default_factory=list)
+    insurance_decided: bool = False
+    insurance_wager_id: int | None = None
+    ez_decided: bool = False
+    ez_wager_ids: list[int] = field(default_factory=list)
+    splits: int = 0
+
+
+class ClassicRound:
+    """One round of Chapter 633a Blackjack (with EZ Bust when the rules offer it)."""
+
+    game = "classic"
+
+    def __init__(self, rules: ClassicRules, shoe: Shoe | None = None) -> None:
+        if not isinstance(rules, ClassicRules):
+            raise TypeError(f"A classic round needs ClassicRules, not {type(rules).__name__}.")
+        if shoe is not None and shoe.decks > rules.decks:
+            raise IllegalActionError(
+                f"The shoe holds {shoe.decks} decks but the rules deal {rules.decks} "
+                "(PA 633a.3(a)).",
+                rule="PA 633a.3(a)",
+            )
+        self.rules = rules
+        self.shoe = shoe
+        self.phase = Phase.WAGERING
+        self.seats: dict[int, SeatState] = {}
+        self.wagers: list[Wager] = []
+        self.settlements: list[Settlement] = []
+        self.operations: list[Operation] = []
+        self.dealer = Hand()
+        self.hole_card_revealed = False
+        self.dealer_blackjack: bool | None = None
+        self.ez_push_all = False
+        self.card_request: CardTarget | None = None
+        self.cards_dealt: list[Card] = []
+        self._card_counts: Counter[Card] = Counter()
+        self._deal_queue: list[CardTarget] = []
+        self._order: list[int] = []
+        self._turn = 0
+        self._insurance_settled = False
+
+    # -- queries ---------------------------------------------------------------------------
+
+    @property
+    def up_card(self) -> Card | None:
+        """The dealer's up card, once dealt."""
+        return self.dealer.cards[0] if self.dealer.cards else None
+
+    @property
+    def hole_card(self) -> Card | None:
+        """The dealer's hole card (known to the engine through the card-reading shoe)."""
+        return self.dealer.cards[1] if len(self.dealer.cards) > 1 else None
+
+    @property
+    def is_complete(self) -> bool:
+        """True once every wager is settled."""
+        return self.phase is Phase.COMPLETE
+
+    @property
+    def current_seat(self) -> int | None:
+        """The seat whose decision the round waits for while playing, else None."""
+        if self.phase is not Phase.PLAYING or self._turn >= len(self._order):
+            return None
+        return self._order[self._turn]
+
+    @property
+    def current_hand(self) -> PlayerHand | None:
+        """The hand being played, else None."""
+        seat = self.current_seat
+        if seat is None:
+            return None
+        for hand in self.seats[seat].hands:
+            if not hand.done:
+                return hand
+        return None  # pragma: no cover - a seat in turn always has an unfinished hand
+
+    def seats_to_decide(self) -> list[int]:
+        """Seats whose insurance or EZ Bust decision the open window still waits for."""
+        if self.phase is Phase.INSURANCE:
+            return [s for s in self._order if not self.seats[s].insurance_decided]
+        if self.phase is Phase.EZ_BUST:
+            return [s for s in self._order if not self.seats[s].ez_decided]
+        seat = self.current_seat
+        return [] if seat is None else [seat]
+
+    def next_step(self) -> str:
+        """What the table waits for, in words (dealer console, transcripts)."""
+        if self.card_request is not None:
+            return f"deal a card to {self.card_request.describe()}"
+        if self.phase is Phase.WAGERING:
+            return "place wagers, then close wagering"
+        if self.phase is Phase.INSURANCE:
+            return "insurance decisions from seats " + ", ".join(map(str, self.seats_to_decide()))
+        if self.phase is Phase.EZ_BUST:
+            return "EZ Bust decisions from seats " + ", ".join(map(str, self.seats_to_decide()))
+        if self.phase is Phase.PLAYING:
+            return f"decision from seat {self.current_seat}"
+        return "round complete"
+
+    def legal_actions(self, seat: int) -> list[str]:
+        """The verbs ``seat`` may use now, as command words."""
+        checks: list[tuple[str, Callable[[], bool]]] = [
+            ("insurance", lambda: self.can_take_insurance(seat)),
+            ("no-insurance", lambda: self.can_decline_insurance(seat)),
+            ("even-money", lambda: self.can_take_even_money(seat)),
+            ("ez-bust", lambda: self.can_place_ez_bust(seat)),
+            ("no-ez-bust", lambda: self.can_decline_ez_bust(seat)),
+            ("hit", lambda: self.can_hit(seat)),
+            ("stand", lambda: self.can_stand(seat)),
+            ("double", lambda: self.can_double_down(seat)),
+            ("split", lambda: self.can_split(seat)),
+            ("surrender", lambda: self.can_surrender(seat)),
+        ]
+        return [name for name, check in checks if check()]
+
+    def house_net(self) -> int:
+        """The house's net over every settled wager, checking that each wager was settled
+        exactly once (the round must be complete)."""
+        return check_settlements(self.wagers, self.settlements)
+
+    def player_net(self) -> dict[str, int]:
+        """Each player's net over the settlements so far."""
+        totals: dict[str, int] = {seat.player: 0 for seat in self.seats.values()}
+        for settlement in self.settlements:
+            totals[settlement.player] += settlement.net
+        return totals
+
+    # -- wagering --------------------------------------------------------------------------
+
+    def verify_placing_wager(self, seat: int, player: str, amount: int) -> None:
+        """Raise unless ``player`` may place a Blackjack Wager of ``amount`` at ``seat``."""
+        rules = self.rules
+        if self.phase is not Phase.WAGERING:
+            raise IllegalActionError(
+                f"Wagers are placed before the first card is dealt; the round is in {self.phase} "
+                f"(PA 633a.6).",
+                rule=WAGER,
+            )
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 1 <= seat <= rules.max_seats:
+            raise IllegalActionError(
+                f"Seat {seat!r} does not exist; the layout has seats 1 to {rules.max_seats} "
+                "(PA 633a.2).",
+                rule="PA 633a.2",
+            )
+        if seat in self.seats:
+            raise IllegalActionError(
+                f"Seat {seat} already has a Blackjack Wager (PA 633a.6(d)).", rule="PA 633a.6(d)"
+            )
+        if not isinstance(player, str) or not player.strip() or " " in player:
+            raise IllegalActionError(
+                f"{player!r} is not a player name (one word, not empty).", rule=WAGER
+            )
+        self._verify_amount(amount, "Blackjack Wager", "PA 633a.6(d)")
+
+    def _verify_amount(self, amount: int, what: str, rule: str) -> None:
+        rules = self.rules
+        if isinstance(amount, bool) or not isinstance(amount, int):
+            raise IllegalActionError(f"A {what} of {amount!r} is not whole cents.", rule=rule)
+        if amount < rules.table_minimum:
+            raise IllegalActionError(
+                f"A {what} of {format_cents(amount)} is below the table minimum "
+                f"{format_cents(rules.table_minimum)} ({rule}).",
+                rule=rule,
+            )
+        if amount > rules.table_maximum:
+            raise IllegalActionError(
+                f"A {what} of {format_cents(amount)} is above the table maximum "
+                f"{format_cents(rules.table_maximum)} ({rule}).",
+                rule=rule,
+            )
+        if amount % rules.betting_unit:
+            raise IllegalActionError(
+                f"A {what} of {format_cents(amount)} is not a multiple of the betting unit "
+                f"{format_cents(rules.betting_unit)} ({rule}).",
+                rule=rule,
+            )
+
+    def can_place_wager(self, seat: int, player: str, amount: int) -> bool:
+        """Whether :meth:`place_wager` would succeed."""
+        return _can(self.verify_placing_wager, seat, player, amount)
+
+    def place_wager(self, seat: int, player: str, amount: int) -> Operation:
+        """Place ``player``'s Blackjack Wager (§ 633a.6(d)) of ``amount`` cents at ``seat``."""
+        self.verify_placing_wager(seat, player, amount)
+        wager_id = self._new_wager(seat, player, WagerKind.BLACKJACK, amount, 0)
+        state = SeatState(seat, player, amount)
+        state.hands.append(PlayerHand(0, Hand(), wager_id, amount))
+        self.seats[seat] = state
+        return self._log(Operation("wager", seat=seat, hand=0, amount=amount, note=player))
+
+    def verify_closing_wagering(self) -> None:
+        """Raise unless wagering can close and the deal begin."""
+        if self.phase is not Phase.WAGERING:
+            raise IllegalActionError(f"Wagering is already closed ({DEAL}).", rule=DEAL)
+        if not self.seats:
+            raise IllegalActionError(
+                f"No seat has a Blackjack Wager; there is nothing to deal ({DEAL}).", rule=DEAL
+            )
+
+    def close_wagering(self) -> Operation:
+        """No more wagers: deal the initial cards (§ 633a.7 order, seat 1 first)."""
+        self.verify_closing_wagering()
+        self._order = sorted(self.seats)
+        self.seats = {number: self.seats[number] for number in self._order}
+        first = [CardTarget("seat", seat, 0) for seat in self._order]
+        self._deal_queue = [*first, CardTarget("up"), *first, CardTarget("hole")]
+        self.phase = Phase.DEALING
+        operation = self._log(Operation("deal", note=f"{len(self._order)} seat(s)"))
+        self._advance()
+        return operation
+
+    # -- cards -----------------------------------------------------------------------------
+
+    def verify_dealing_card(self, card: Card) -> None:
+        """Raise unless ``card`` may be dealt now (card-reader input)."""
+        if self.shoe is not None:
+            raise IllegalActionError(
+                "This round deals from its own shoe; a card from the reader was not asked for "
+                "(PA 633a.14).",
+                rule="PA 633a.14",
+            )
+        if self.card_request is None:
+            raise IllegalActionError(
+                f"No card is wanted now: the table waits for {self.next_step()} (PA 633a.14).",
+                rule="PA 633a.14",
+            )
+        if not isinstance(card, Card):
+            raise InvalidNotationError(f"{card!r} is not a card.")
+        if self._card_counts[card] >= self.rules.decks:
+            raise IllegalActionError(
+                f"{card.code} cannot be dealt: {self.rules.decks} deck(s) hold only "
+                f"{self.rules.decks} and all have been dealt this round (PA 633a.3(a), 633a.14).",
+                rule="PA 633a.14",
+            )
+
+    def can_deal_card(self, card: Card) -> bool:
+        """Whether :meth:`deal_card` would accept ``card``."""
+        return _can(self.verify_dealing_card, card)
+
+    def deal_card(self, card: Card | str) -> Operation:
+        """Feed the card the reader read (a :class:`Card` or a code) to :attr:`card_request`."""
+        if isinstance(card, str):
+            card = Card.parse(card)
+        self.verify_dealing_card(card)
+        target = self.card_request
+        assert target is not None
+        self.card_request = None
+        operation = self._receive(target, card)
+        self._advance()
+        return operation
+
+    def _request(self, target: CardTarget) -> None:
+        if self.shoe is None:
+            self.card_request = target
+        else:
+            self._receive(target, self.shoe.draw())
+
+    def _receive(self, target: CardTarget, card: Card) -> Operation:
+        self.cards_dealt.append(card)
+        self._card_counts[card] += 1
+        if target.kind == "seat":
+            assert target.seat is not None and target.hand is not None
+            player_hand = self.seats[target.seat].hands[target.hand]
+            player_hand.hand.add(card)
+            player_hand.awaiting_card = False
+        else:
+            self.dealer.add(card)
+        if self.phase is Phase.DEALING:
+            self._deal_queue.pop(0)
+        return self._log(
+            Operation(
+                "card", seat=target.seat, hand=target.hand, card=card, target=target.describe()
+            )
+        )
+
+    # -- insurance and even money (§ 633a.8) -----------------------------------------------
+
+    def _verify_window(self, seat: int, phase: Phase, what: str, rule: str) -> SeatState:
+        if self.phase is not phase:
+            raise IllegalActionError(
+                f"{what} is not open now; the round is in {self.phase} ({rule}).", rule=rule
+            )
+        state = self.seats.get(seat)
+        if state is None:
+            raise IllegalActionError(f"Seat {seat!r} has no Blackjack Wager ({rule}).", rule=rule)
+        return state
+
+    def verify_taking_insurance(self, seat: int, amount: int | None = None) -> None:
+        """Raise unless ``seat`` may insure for ``amount`` (at most half its wager, § 633a.8)."""
+        state = self._verify_window(seat, Phase.INSURANCE, "Insurance", INSURANCE)
+        if state.insurance_decided:
+            raise IllegalActionError(
+                f"Seat {seat} has already decided on insurance ({INSURANCE}).", rule=INSURANCE
+            )
+        if amount is not None:
+            limit = state.wager // 2
+            if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
+                raise IllegalActionError(
+                    f"An insurance wager of {amount!r} is not a positive amount ({INSURANCE}).",
+                    rule=INSURANCE,
+                )
+            if amount > limit:
+                raise IllegalActionError(
+                    f"Insurance of {format_cents(amount)} exceeds half the Blackjack Wager, "
+                    f"{format_cents(limit)} ({INSURANCE}).",
+                    rule=INSURANCE,
+                )
+
+    def can_take_insurance(self, seat: int, amount: int | None = None) -> bool:
+        """Whether :meth:`take_insurance` would succeed."""
+        return _can(self.verify_taking_insurance, seat, amount)
+
+    def take_insurance(self, seat: int, amount: int | None = None) -> Operation:
+        """Insure ``seat`` for ``amount`` (default: half the Blackjack Wager); pays 2 to 1."""
+        self.verify_taking_insurance(seat, amount)
+        state = self.seats[seat]
+        amount = state.wager // 2 if amount is None else amount
+        state.insurance_decided = True
+        state.insurance_wager_id = self._new_wager(
+            seat, state.player, WagerKind.INSURANCE, amount, None
+        )
+        command = f"{seat} insurance" + (
+            "" if amount == state.wager // 2 else f" {format_cents(amount)}"
+        )
+        operation = self._log(Operation("insurance", seat=seat, amount=amount, command=command))
+        self._advance()
+        return operation
+
+    def verify_declining_insurance(self, seat: int) -> None:
+        """Raise unless ``seat`` may decline insurance now."""
+        state = self._verify_window(seat, Phase.INSURANCE, "Insurance", INSURANCE)
+        if state.insurance_decided:
+            raise IllegalActionError(
+                f"Seat {seat} has already decided on insurance ({INSURANCE}).", rule=INSURANCE
+            )
+
+    def can_decline_insurance(self, seat: int) -> bool:
+        """Whether :meth:`decline_insurance` would succeed."""
+        return _can(self.verify_declining_insurance, seat)
+
+    def decline_insurance(self, seat: int) -> Operation:
+        """``seat`` takes no insurance."""
+        self.verify_declining_insurance(seat)
+        self.seats[seat].insurance_decided = True
+        operation = self._log(Operation("no-insurance", seat=seat, command=f"{seat} no-insurance"))
+        self._advance()
+        return operation
+
+    def verify_taking_even_money(self, seat: int) -> None:
+        """Raise unless ``seat`` holds a Blackjack against an up ace with even money offered."""
+        state = self._verify_window(seat, Phase.INSURANCE, "Even money", EVEN_MONEY)
+        if not self.rules.even_money:
+            raise IllegalActionError(
+                f"Even money is not offered under these rules ({EVEN_MONEY}).", rule=EVEN_MONEY
+            )
+        if state.insurance_decided:
+            raise IllegalActionError(
+                f"Seat {seat} has already decided on insurance ({EVEN_MONEY}).", rule=EVEN_MONEY
+            )
+        if not state.hands[0].hand.is_blackjack:
+            raise IllegalActionError(
+                f"Even money is offered only to a player Blackjack; seat {seat} holds "
+                f"{state.hands[0].hand.describe()} ({EVEN_MONEY}).",
+                rule=EVEN_MONEY,
+            )
+
+    def can_take_even_money(self, seat: int) -> bool:
+        """Whether :meth:`take_even_money` would succeed."""
+        return _can(self.verify_taking_even_money, seat)
+
+    def take_even_money(self, seat: int) -> Operation:
+        """Settle ``seat``'s Blackjack at 1 to 1 now, before the peek (§ 633a.8(e))."""
+        self.verify_taking_even_money(seat)
+        state = self.seats[seat]
+        state.insurance_decided = True
+        hand = state.hands[0]
+        hand.done = True
+        operation = self._log(Operation("even-money", seat=seat, command=f"{seat} even-money"))
+        self._settle_hand(state, hand, Result.EVEN_MONEY, 2 * hand.amount, EVEN_MONEY)
+        self._advance()
+        return operation
+
+    def verify_closing_insurance(self) -> None:
+        """Raise unless the insurance window is open."""
+        if self.phase is not Phase.INSURANCE:
+            raise IllegalActionError(
+                f"The insurance window is not open; the round is in {self.phase} ({INSURANCE}).",
+                rule=INSURANCE,
+            )
+
+    def close_insurance(self) -> Operation:
+        """The dealer closes the insurance window: undecided seats take no insurance."""
+        self.verify_closing_insurance()
+        for state in self.seats.values():
+            state.insurance_decided = True
+        operation = self._log(Operation("close-insurance", command="dealer close-insurance"))
+        self._advance()
+        return operation
+
+    # -- EZ Bust (633b.16) -----------------------------------------------------------------
+
+    def verify_placing_ez_bust(self, seat: int, amount: int | None = None) -> None:
+        """Raise unless ``seat`` may place an EZ Bust wager of ``amount`` now.
+
+        Offered after the dealer's two cards when the up card is 2–6 (633b.16(c)), to a
+        Blackjack too ((c)(1)); one more each time the player splits ((c)(2)); each at most the
+        initial Blackjack Wager ((d)).
+        """
+        rule = "PA 633b.16(c)"
+        if not self.rules.ez_bust:
+            raise IllegalActionError(
+                "The EZ Bust wager is not offered under these rules (PA 633b.16(a)).",
+                rule="PA 633b.16(a)",
+            )
+        state = self.seats.get(seat)
+        if state is None:
+            raise IllegalActionError(
+                f"Seat {seat!r} has no Blackjack Wager (PA 633b.16(a)).", rule="PA 633b.16(a)"
+            )
+        if self.phase is Phase.EZ_BUST:
+            if state.ez_decided:
+                raise IllegalActionError(
+                    f"Seat {seat} has already decided on EZ Bust ({rule}).", rule=rule
+                )
+        elif self.phase is Phase.PLAYING and self._ez_window_opened():
+            if self.current_seat != seat:
+                raise IllegalActionError(
+                    f"An additional EZ Bust wager is placed when splitting, in turn; it is seat "
+                    f"{self.current_seat}'s turn (PA 633b.16(c)(2)).",
+                    rule="PA 633b.16(c)(2)",
+                )
+            if len(state.ez_wager_ids) >= 1 + state.splits:
+                raise IllegalActionError(
+                    f"Seat {seat} has {len(state.ez_wager_ids)} EZ Bust wager(s) and has split "
+                    f"{state.splits} time(s): one more is allowed only with each split "
+                    "(PA 633b.16(c)(2)).",
+                    rule="PA 633b.16(c)(2)",
+                )
+            if any(hand.settled for hand in state.hands):
+                raise IllegalActionError(
+                    f"Seat {seat} already has a settled hand; an EZ Bust wager must settle before "
+                    "the player's Blackjack Wagers (PA 633b.16(h)).",
+                    rule="PA 633b.16(h)",
+                )
+        else:
+            raise IllegalActionError(
+                "EZ Bust is offered only after the dealer's two cards when the up card is "
+                f"2, 3, 4, 5 or 6; the round is in {self.phase} ({rule}).",
+                rule=rule,
+            )
+        if amount is not None:
+            if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
+                raise IllegalActionError(
+                    f"An EZ Bust wager of {amount!r} is not a positive amount (PA 633b.16(d)).",
+                    rule="PA 633b.16(d)",
+                )
+            if amount > state.wager:
+                raise IllegalActionError(
+                    f"An EZ Bust wager of {format_cents(amount)} exceeds the initial Blackjack "
+                    f"Wager of {format_cents(state.wager)} (PA 633b.16(d)).",
+                    rule="PA 633b.16(d)",
+                )
+            if amount % self.rules.betting_unit:
+                raise IllegalActionError(
+                    f"An EZ Bust wager of {format_cents(amount)} is not a multiple of the betting "
+                    f"unit {format_cents(self.rules.betting_unit)} (PA 633a.6).",
+                    rule=WAGER,
+                )
+
+    def _ez_window_opened(self) -> bool:
+        up = self.up_card
+        return self.rules.ez_bust and up is not None and 2 <= up.points <= 6
+
+    def can_place_ez_bust(self, seat: int, amount: int | None = None) -> bool:
+        """Whether :meth:`place_ez_bust` would succeed."""
+        return _can(self.verify_placing_ez_bust, seat, amount)
+
+    def place_ez_bust(self, seat: int, amount: int | None = None) -> Operation:
+        """Place an EZ Bust wager (default: equal to the initial Blackjack Wager); 1 to 1."""
+        self.verify_placing_ez_bust(seat, amount)
+        state = self.seats[seat]
+        amount = state.wager if amount is None else amount
+        if self.phase is Phase.EZ_BUST:
+            state.ez_decided = True
+        state.ez_wager_ids.append(
+            self._new_wager(seat, state.player, WagerKind.EZ_BUST, amount, None)
+        )
+        command = f"{seat} ez-bust" + ("" if amount == state.wager else f" {format_cents(amount)}")
+        operation = self._log(Operation("ez-bust", seat=seat, amount=amount, command=command))
+        self._advance()
+        return operation
+
+    def verify_declining_ez_bust(self, seat: int) -> None:
+        """Raise unless the EZ Bust window is open and ``seat`` has not decided."""
+        state = self._verify_window(seat, Phase.EZ_BUST, "The EZ Bust window", "PA 633b.16(c)")
+        if state.ez_decided:
+            raise IllegalActionError(
+                f"Seat {seat} has already decided on EZ Bust (PA 633b.16(c)).",
+                rule="PA 633b.16(c)",
+            )
+
+    def can_decline_ez_bust(self, seat: int) -> bool:
+        """Whether :meth:`decline_ez_bust` would succeed."""
+        return _can(self.verify_declining_ez_bust, seat)
+
+    def decline_ez_bust(self, seat: int) -> Operation:
+        """``seat`` places no EZ Bust wager."""
+        self.verify_declining_ez_bust(seat)
+        self.seats[seat].ez_decided = True
+        operation = self._log(Operation("no-ez-bust", seat=seat, command=f"{seat} no-ez-bust"))
+        self._advance()
+        return operation
+
+    def close_ez_bust(self) -> Operation:
+        """The dealer closes the EZ Bust window: undecided seats place none."""
+        if self.phase is not Phase.EZ_BUST:
+            raise IllegalActionError(
+                f"The EZ Bust window is not open; the round is in {self.phase} (PA 633b.16(c)).",
+                rule="PA 633b.16(c)",
+            )
+        for state in self.seats.values():
+            state.ez_decided = True
+        operation = self._log(Operation("close-ez-bust", command="dealer close-ez-bust"))
+        self._advance()
+        return operation
+
+    # -- player decisions ------------------------------------------------------------------
+
+    def _verify_turn(self, seat: int, action: str, rule: str) -> PlayerHand:
+        if self.card_request is not None:
+            raise IllegalActionError(
+                f"Seat {seat!r} cannot {action} yet: the dealer must first deal a card to "
+                f"{self.card_request.describe()} ({DEAL}).",
+                rule=DEAL,
+            )
+        if self.phase is not Phase.PLAYING:
+            raise IllegalActionError(
+                f"Seat {seat!r} cannot {action} now: the round is in {self.phase} ({rule}).",
+                rule=rule,
+            )
+        if seat not in self.seats:
+            raise IllegalActionError(f"Seat {seat!r} has no hand this round ({rule}).", rule=rule)
+        if self.current_seat != seat:
+            raise IllegalActionError(
+                f"Seat {seat} cannot {action}: it is seat {self.current_seat}'s turn; seats play "
+                f"in order from the dealer's left ({DEAL}).",
+                rule=DEAL,
+            )
+        hand = self.current_hand
+        assert hand is not None
+        return hand
+
+    def verify_hitting(self, seat: int) -> None:
+        """Raise unless ``seat``'s current hand may draw a card."""
+        hand = self._verify_turn(seat, "hit", DEAL)
+        if hand.hand.total >= 21:
+            raise IllegalActionError(
+                f"A hand of {hand.hand.total} may not draw ({DEAL}).", rule=DEAL
+            )
+        if hand.split_aces and self.rules.one_card_to_split_aces:
+            raise IllegalActionError(f"A split ace receives one card only ({SPLIT}).", rule=SPLIT)
+
+    def can_hit(self, seat: int) -> bool:
+        """Whether :meth:`hit` would succeed."""
+        return _can(self.verify_hitting, seat)
+
+    def hit(self, seat: int) -> Operation:
+        """Draw a card to ``seat``'s current hand."""
+        self.verify_hitting(seat)
+        hand = self.current_hand
+        assert hand is not None
+        hand.acted = True
+        hand.awaiting_card = True
+        operation = self._log(Operation("hit", seat=seat, hand=hand.index, command=f"{seat} hit"))
+        self._advance()
+        return operation
+
+    def verify_standing(self, seat: int) -> None:
+        """Raise unless ``seat`` may stand on its current hand."""
+        self._verify_turn(seat, "stand", DEAL)
+
+    def can_stand(self, seat: int) -> bool:
+        """Whether :meth:`stand` would succeed."""
+        return _can(self.verify_standing, seat)
+
+    def stand(self, seat: int) -> Operation:
+        """Stand: ``seat``'s current hand is complete."""
+        self.verify_standing(seat)
+        hand = self.current_hand
+        assert hand is not None
+        hand.acted = True
+        hand.done = True
+        operation = self._log(
+            Operation("stand", seat=seat, hand=hand.index, command=f"{seat} stand")
+        )
+        self._advance()
+        return operation
+
+    def verify_doubling_down(self, seat: int, amount: int | None = None) -> None:
+        """Raise unless ``seat`` may double its current hand by ``amount`` (§ 633a.10)."""
+        hand = self._verify_turn(seat, "double down", DOUBLE)
+        rules = self.rules
+        if len(hand.hand) != 2:
+            raise IllegalActionError(
+                f"A double down is made on the first two cards of a hand only; this hand has "
+                f"{len(hand.hand)} ({DOUBLE}).",
+                rule=DOUBLE,
+            )
+        if hand.hand.from_split and not rules.double_after_split:
+            raise IllegalActionError(
+                f"These rules do not allow a double down after a split ({SPLIT}(c)).",
+                rule=f"{SPLIT}(c)",
+            )
+        if hand.split_aces and rules.one_card_to_split_aces:
+            raise IllegalActionError(f"A split ace receives one card only ({SPLIT}).", rule=SPLIT)
+        totals = rules.double_totals
+        if totals is not None and hand.hand.total not in totals:
+            raise IllegalActionError(
+                f"A double down is allowed on a first-two-card total of "
+                f"{rules.double_down_totals}, not {hand.hand.total} ({DOUBLE}).",
+                rule=DOUBLE,
+            )
+        if hand.hand.total >= 21:
+            raise IllegalActionError(f"A hand of 21 may not draw ({DEAL}).", rule=DEAL)
+        if amount is not None:
+            wager = hand.amount
+            if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
+                raise IllegalActionError(
+                    f"A double of {amount!r} is not a positive amount ({DOUBLE}).", rule=DOUBLE
+                )
+            if amount > wager:
+                raise IllegalActionError(
+                    f"A double of {format_cents(amount)} exceeds the hand's wager of "
+                    f"{format_cents(wager)} ({DOUBLE}).",
+                    rule=DOUBLE,
+                )
+            if amount != wager and not rules.double_for_less:
+                raise IllegalActionError(
+                    f"These rules require a double equal to the wager, {format_cents(wager)} "
+                    f"({DOUBLE}).",
+                    rule=DOUBLE,
+                )
+            if amount % rules.betting_unit:
+                raise IllegalActionError(
+                    f"A double of {format_cents(amount)} is not a multiple of the betting unit "
+                    f"{format_cents(rules.betting_unit)} ({WAGER}).",
+                    rule=WAGER,
+                )
+
+    def can_double_down(self, seat: int, amount: int | None = None) -> bool:
+        """Whether :meth:`double_down` would succeed."""
+        return _can(self.verify_doubling_down, seat, amount)
+
+    def double_down(self, seat: int, amount: int | None = None) -> Operation:
+        """Double ``seat``'s current hand (default: by its full wager) and take one card."""
+        self.verify_doubling_down(seat, amount)
+        hand = self.current_hand
+        assert hand is not None
+        amount = hand.amount if amount is None else amount
+        command = f"{seat} double" + ("" if amount == hand.amount else f" {format_cents(amount)}")
+        hand.doubled = amount
+        hand.amount += amount
+        hand.acted = True
+        hand.awaiting_card = True
+        self._grow_wager(hand.wager_id, hand.amount)
+        operation = self._log(
+            Operation("double", seat=seat, hand=hand.index, amount=amount, command=command)
+        )
+        self._advance()
+        return operation
+
+    def verify_splitting(self, seat: int) -> None:
+        """Raise unless ``seat`` may split its current hand (§ 633a.11)."""
+        hand = self._verify_turn(seat, "split", SPLIT)
+        state = self.seats[seat]
+        rules = self.rules
+        cards = hand.hand.cards
+        if len(cards) != 2 or cards[0].points != cards[1].points:
+            shown = " ".join(card.display for card in cards)
+            raise IllegalActionError(
+                f"Only two cards of identical value may be split, not {shown} ({SPLIT}(a)).",
+                rule=f"{SPLIT}(a)",
+            )
+        if len(state.hands) >= rules.max_split_hands:
+            raise IllegalActionError(
+                f"These rules allow at most {rules.max_split_hands} hands from one by splitting "
+                f"({SPLIT}(c)).",
+                rule=f"{SPLIT}(c)",
+            )
+        if hand.split_aces and not rules.resplit_aces:
+            raise IllegalActionError(
+                f"These rules do not allow split aces to be split again ({SPLIT}(c)).",
+                rule=f"{SPLIT}(c)",
+            )
+
+    def can_split(self, seat: int) -> bool:
+        """Whether :meth:`split` would succeed."""
+        return _can(self.verify_splitting, seat)
+
+    def split(self, seat: int) -> Operation:
+        """Split ``seat``'s current pair into two hands, each with the original wager
+        (§ 633a.11(a)); the hand on the dealer's left is completed first ((b))."""
+        self.verify_splitting(seat)
+        state = self.seats[seat]
+        hand = self.current_hand
+        assert hand is not None
+        first, second = hand.hand.cards
+        aces = first.is_ace
+        hand.hand = Hand([first], from_split=True)
+        hand.split_aces = aces
+        hand.acted = True
+        hand.awaiting_card = True
+        new_index = len(state.hands)
+        position = state.hands.index(hand) + 1
+        wager_id = self._new_wager(seat, state.player, WagerKind.BLACKJACK, state.wager, new_index)
+        new_hand = PlayerHand(
+            new_index,
+            Hand([second], from_split=True),
+            wager_id,
+            state.wager,
+            split_aces=aces,
+            acted=True,
+            awaiting_card=True,
+        )
+        state.hands.insert(position, new_hand)
+        state.splits += 1
+        operation = self._log(
+            Operation(
+                "split",
+                seat=seat,
+                hand=hand.index,
+                amount=state.wager,
+                command=f"{seat} split",
+                note=f"new hand {new_index}",
+            )
+        )
+        self._advance()
+        return operation
+
+    def verify_surrendering(self, seat: int) -> None:
+        """Raise unless ``seat`` may surrender (late surrender, first two cards, § 633a.9)."""
+        hand = self._verify_turn(seat, "surrender", SURRENDER)
+        state = self.seats[seat]
+        if not self.rules.late_surrender:
+            raise IllegalActionError(
+                f"Surrender is not offered under these rules ({SURRENDER}).", rule=SURRENDER
+            )
+        if len(state.hands) != 1 or hand.acted or len(hand.hand) != 2:
+            raise IllegalActionError(
+                f"Surrender is allowed only on the first two cards, before any other decision "
+                f"and not after a split ({SURRENDER}).",
+                rule=SURRENDER,
+            )
+
+    def can_surrender(self, seat: int) -> bool:
+        """Whether :meth:`surrender` would succeed."""
+        return _can(self.verify_surrendering, seat)
+
+    def surrender(self, seat: int) -> Operation:
+        """Give up the hand and half its wager (§ 633a.9)."""
+        self.verify_surrendering(seat)
+        hand = self.current_hand
+        assert hand is not None
+        hand.acted = True
+        hand.surrendered = True
+        hand.done = True
+        operation = self._log(
+            Operation("surrender", seat=seat, hand=hand.index, command=f"{seat} surrender")
+        )
+        self._settle_early(self.seats[seat], hand)
+        self._advance()
+        return operation
+
+    # -- commands (notation) ---------------------------------------------------------------
+
+    def apply(self, command: Command | str) -> Operation:
+        """Apply one command in the text notation (``"2 hit"``, ``"dealer close-insurance"``)."""
+        if isinstance(command, str):
+            command = Command.parse(command)
+        verb = command.verb
+        if command.actor == "dealer":
+            dealer_verbs: dict[str, Callable[[], Operation]] = {
+                "close-insurance": self.close_insurance,
+                "close-ez-bust": self.close_ez_bust,
+                "close-wagering": self.close_wagering,
+            }
+            if verb not in dealer_verbs or command.amount is not None:
+                raise InvalidNotationError(
+                    f"{str(command)!r}: the dealer's commands are {', '.join(dealer_verbs)}."
+                )
+            return dealer_verbs[verb]()
+        seat = command.seat
+        amount = command.amount
+        with_amount: dict[str, Callable[[int, int | None], Operation]] = {
+            "insurance": self.take_insurance,
+            "ez-bust": self.place_ez_bust,
+            "double": self.double_down,
+        }
+        if verb in with_amount:
+            return with_amount[verb](seat, amount)
+        plain: dict[str, Callable[[int], Operation]] = {
+            "no-insurance": self.decline_insurance,
+            "even-money": self.take_even_money,
+            "no-ez-bust": self.decline_ez_bust,
+            "hit": self.hit,
+            "stand": self.stand,
+            "split": self.split,
+            "surrender": self.surrender,
+        }
+        if verb not in plain:
+            raise InvalidNotationError(
+                f"{str(command)!r}: unknown verb {verb!r}; seats use "
+                f"{', '.join([*with_amount, *plain])}."
+            )
+        if amount is not None:
+            raise InvalidNotationError(f"{str(command)!r}: {verb!r} takes no amount.")
+        return plain[verb](seat)
+
+    # -- the automatic steps ---------------------------------------------------------------
+
+    def _advance(self) -> None:
+        """Run dealer and house steps until a decision or a card from the reader is needed."""
+        while self.card_request is None:
+            phase = self.phase
+            if phase is Phase.DEALING:
+                if self._deal_queue:
+                    self._request(self._deal_queue[0])
+                else:
+                    self._after_deal()
+            elif phase is Phase.INSURANCE:
+                if any(not s.insurance_decided for s in self.seats.values()):
+                    return
+                self._after_insurance()
+            elif phase is Phase.EZ_BUST:
+                if any(not s.ez_decided for s in self.seats.values()):
+                    return
+                self.phase = Phase.PLAYING
+            elif phase is Phase.PLAYING:
+                if not self._play_step():
+                    return
+            elif phase is Phase.DEALER:
+                self._dealer_step()
+            else:
+                return
+
+    def _after_deal(self) -> None:
+        up = self.up_card
+        assert up is not None
+        if up.is_ace and self.rules.insurance:
+            self.phase = Phase.INSURANCE
+        else:
+            self._after_insurance()
+
+    def _after_insurance(self) -> None:
+        up = self.up_card
+        assert up is not None
+        if self.rules.hole_card_peek and (up.is_ace or up.is_ten_value):
+            self.dealer_blackjack = self.dealer.is_blackjack
+            self._log(
+                Operation("peek", note="Blackjack" if self.dealer_blackjack else "no Blackjack")
+            )
+            self._settle_insurance()
+            if self.dealer_blackjack:
+                self._reveal_hole_card()
+                self.phase = Phase.DEALER
+                return
+        elif not (up.is_ace or up.is_ten_value):
+            self.dealer_blackjack = False
+        self.phase = Phase.EZ_BUST if self._ez_window_opened() else Phase.PLAYING
+
+    def _play_step(self) -> bool:
+        """One automatic step of the playing phase; False when a player decision is needed."""
+        if self._turn >= len(self._order):
+            self.phase = Phase.DEALER
+            return True
+        state = self.seats[self._order[self._turn]]
+        hand = next((h for h in state.hands if not h.done), None)
+        if hand is None:
+            self._turn += 1
+            return True
+        if hand.awaiting_card:
+            self._request(CardTarget("seat", state.number, hand.index))
+            return True
+        cards = hand.hand
+        finished = (
+            cards.total >= 21
+            or (hand.doubled and len(cards) >= 3)
+            or (
+                hand.split_aces
+                and self.rules.one_card_to_split_aces
+                and len(cards) == 2
+                and not (
+                    cards.cards[1].is_ace
+                    and self.rules.resplit_aces
+                    and len(state.hands) < self.rules.max_split_hands
+                )
+            )
+        )
+        if finished:
+            hand.done = True
+            self._settle_early(state, hand)
+            return True
+        return False
+
+    def _settle_early(self, state: SeatState, hand: PlayerHand) -> None:
+        """Settle a finished hand at once when nothing later can change it: a bust, a surrender
+        or a Blackjack once the dealer's Blackjack is ruled out. A seat with an EZ Bust wager
+        waits: EZ Bust settles before its Blackjack Wagers (633b.16(h))."""
+        if state.ez_wager_ids or hand.settled:
+            return
+        if hand.hand.is_bust:
+            self._settle_hand(state, hand, Result.LOSE, 0, DEAL)
+        elif self.dealer_blackjack is False and hand.surrendered:
+            self._settle_surrender(state, hand)
+        elif self.dealer_blackjack is False and hand.hand.is_blackjack:
+            self._settle_blackjack(state, hand)
+
+    def _dealer_step(self) -> None:
+        dealer = self.dealer
+        if not self.hole_card_revealed:
+            self._reveal_hole_card()
+            if self.dealer_blackjack is None:
+                self.dealer_blackjack = dealer.is_blackjack
+                self._settle_insurance()
+            return
+        if not self.dealer_blackjack and dealer.total < 17 and self._dealer_must_draw():
+            self._request(CardTarget("dealer"))
+            return
+        self._settle_round()
+
+    def _dealer_must_draw(self) -> bool:
+        """The dealer completes the hand while any Blackjack Wager needs it, or any EZ Bust
+        wager is live (A-22), unless the push-all option applies (633b.16(g))."""
+        hands = [hand for state in self.seats.values() for hand in state.hands]
+        if any(h.is_live and not h.hand.is_blackjack for h in hands):
+            return True
+        if not any(state.ez_wager_ids for state in self.seats.values()):
+            return False
+        if self.rules.ez_bust_push_all and all(
+            h.hand.is_blackjack or h.hand.is_bust for h in hands
+        ):
+            self.ez_push_all = True
+            return False
+        return True
+
+    def _reveal_hole_card(self) -> None:
+        self.hole_card_revealed = True
+        hole = self.hole_card
+        self._log(
+            Operation("reveal", card=hole, target="dealer hole card", note=self.dealer.describe())
+        )
+
+    # -- settlement ------------------------------------------------------------------------
+
+    def _settle_insurance(self) -> None:
+        if self._insurance_settled:
+            return
+        self._insurance_settled = True
+        for state in self.seats.values():
+            wager_id = state.insurance_wager_id
+            if wager_id is None:
+                continue
+            amount = self.wagers[wager_id].amount
+            if self.dealer_blackjack:
+                paid, rounding = winnings(amount, INSURANCE_PAYS, self.rules.rounding)
+                self._record(wager_id, Result.WIN, amount + paid, INSURANCE, rounding)
+            else:
+                self._record(wager_id, Result.LOSE, 0, INSURANCE)
+
+    def _settle_round(self) -> None:
+        """EZ Bust first (633b.16(h)), then every Blackjack Wager still open, seat by seat."""
+        dealer = self.dealer
+        drew = len(dealer.cards) >= 3
+        for state in self.seats.values():
+            for wager_id in state.ez_wager_ids:
+                amount = self.wagers[wager_id].amount
+                if self.ez_push_all:
+                    self._record(wager_id, Result.PUSH, amount, "PA 633b.16(g)")
+                elif drew and dealer.is_bust:
+                    self._record(wager_id, Result.WIN, 2 * amount, "PA 633b.16(f)(1), (i)")
+                elif drew:
+                    self._record(wager_id, Result.LOSE, 0, "PA 633b.16(f)(2)")
+                else:
+                    self._record(wager_id, Result.LOSE, 0, "PA 633b.16(f); A-21")
+        for state in self.seats.values():
+            self._settle_seat(state)
+        self.phase = Phase.COMPLETE
+        self._log(Operation("complete", note=self.dealer.describe()))
+
+    def _settle_seat(self, state: SeatState) -> None:
+        dealer = self.dealer
+        dealer_total = dealer.total
+        open_hands = [hand for hand in state.hands if not hand.settled]
+        if self.dealer_blackjack:
+            self._settle_against_dealer_blackjack(state, open_hands)
+            return
+        for hand in open_hands:
+            cards = hand.hand
+            if hand.surrendered:
+                self._settle_surrender(state, hand)
+            elif cards.is_bust:
+                self._settle_hand(state, hand, Result.LOSE, 0, DEAL)
+            elif cards.is_blackjack:
+                self._settle_blackjack(state, hand)
+            elif dealer.is_bust or cards.total > dealer_total:
+                self._settle_hand(state, hand, Result.WIN, 2 * hand.amount, PAYOUT)
+            elif cards.total == dealer_total:
+                self._settle_hand(state, hand, Result.PUSH, hand.amount, DEAL)
+            else:
+                self._settle_hand(state, hand, Result.LOSE, 0, DEAL)
+
+    def _settle_against_dealer_blackjack(
+        self, state: SeatState, open_hands: list[PlayerHand]
+    ) -> None:
+        """A dealer Blackjack collects only the original wager from a seat that split or
+        doubled (§ 633a.11(d), § 633a.10(b)); busted hands stay lost (A-10's reading)."""
+        busted = sum(hand.amount for hand in state.hands if hand.hand.is_bust)
+        still_to_lose = max(state.wager - busted, 0)
+        clause = (
+            f"{SPLIT}(d)"
+            if state.splits
+            else (f"{DOUBLE}(b)" if any(hand.doubled for hand in state.hands) else DEAL)
+        )
+        for hand in open_hands:
+            cards = hand.hand
+            if cards.is_bust:
+                self._settle_hand(state, hand, Result.LOSE, 0, DEAL)
+            elif hand.surrendered:
+                self._settle_hand(state, hand, Result.LOSE, 0, SURRENDER)
+            elif cards.is_blackjack:
+                self._settle_hand(state, hand, Result.PUSH, hand.amount, PAYOUT)
+            else:
+                lost = min(still_to_lose, hand.amount)
+                still_to_lose -= lost
+                result = Result.LOSE if lost else Result.PUSH
+                self._settle_hand(state, hand, result, hand.amount - lost, clause)
+
+    def _settle_blackjack(self, state: SeatState, hand: PlayerHand) -> None:
+        paid, rounding = winnings(hand.amount, self.rules.blackjack_pays, self.rules.rounding)
+        self._settle_hand(state, hand, Result.BLACKJACK, hand.amount + paid, PAYOUT, rounding)
+
+    def _settle_surrender(self, state: SeatState, hand: PlayerHand) -> None:
+        exact = Fraction(hand.amount, 2)
+        returned = self.rules.rounding.round(exact)
+        self._settle_hand(state, hand, Result.SURRENDER, returned, SURRENDER, exact - returned)
+
+    def _settle_hand(
+        self,
+        state: SeatState,
+        hand: PlayerHand,
+        result: Result,
+        returned: int,
+        clause: str,
+        rounding: Fraction = Fraction(0),
+    ) -> None:
+        hand.settled = True
+        self._record(hand.wager_id, result, returned, clause, rounding)
+
+    def _record(
+        self,
+        wager_id: int,
+        result: Result,
+        returned: int,
+        clause: str,
+        rounding: Fraction = Fraction(0),
+    ) -> None:
+        wager = self.wagers[wager_id]
+        settlement = Settlement(
+            wager_id,
+            wager.seat,
+            wager.player,
+            wager.kind,
+            wager.hand,
+            wager.amount,
+            result,
+            returned,
+            clause,
+            rounding,
+        )
+        self.settlements.append(settlement)
+        self._log(
+            Operation(
+                "settle", seat=wager.seat, hand=wager.hand, amount=returned, settlement=settlement
+            )
+        )
+
+    # -- bookkeeping -----------------------------------------------------------------------
+
+    def _new_wager(
+        self, seat: int, player: str, kind: WagerKind, amount: int, hand: int | None
+    ) -> int:
+        wager_id = len(self.wagers)
+        self.wagers.append(Wager(wager_id, seat, player, kind, amount, hand))
+        return wager_id
+
+    def _grow_wager(self, wager_id: int, amount: int) -> None:
+        self.wagers[wager_id] = dataclasses.replace(self.wagers[wager_id], amount=amount)
+
+    def _log(self, operation: Operation) -> Operation:
+        self.operations.append(operation)
+        return operation
+
+
+def _can(verify: Callable[..., None], *args: object) -> bool:
+    try:
+        verify(*args)
+    except IllegalActionError:
+        return False
+    return True
+
+
+def transcript(round_: ClassicRound) -> list[str]:
+    """A readable account of a round, one line per seat hand and one for the dealer::
+
+    Seat 2 (bob): 10♠ 6♥ = 16, hits 5♦ = 21 … wins $10.00 (PA 633a.13)
+    """
+    hands: dict[tuple[int, int], Hand] = {}
+    lines: dict[tuple[int, int], list[str]] = {}
+    side: dict[int, list[str]] = {}
+    dealer = Hand()
+    dealer_text: list[str] = []
+    pending: dict[tuple[int, int], str] = {}
+    players = {number: state.player for number, state in round_.seats.items()}
+    for op in round_.operations:
+        kind = op.kind
+        if kind == "card" and op.card is not None:
+            if op.seat is not None and op.hand is not None:
+                key = (op.seat, op.hand)
+                hand = hands.setdefault(key, Hand(from_split=op.hand > 0))
+                hand.add(op.card)
+                verb = pending.pop(key, None)
+                parts = lines.setdefault(key, [])
+                if verb is not None:
+                    parts.append(f"{verb} {op.card.display} = {_total_text(hand)}")
+                elif len(hand.cards) == 2:
+                    parts.append(hand.describe())
+            else:
+                dealer.add(op.card)
+                if op.target == "dealer":
+                    dealer_text.append(f"draws {op.card.display} = {_total_text(dealer)}")
+                elif op.target == "dealer hole card":
+                    dealer_text.append("hole card face down")
+        elif kind in ("hit", "double") and op.seat is not None and op.hand is not None:
+            extra = f" {format_cents(op.amount)}" if kind == "double" and op.amount else ""
+            pending[(op.seat, op.hand)] = "hits" if kind == "hit" else f"doubles{extra}, draws"
+        elif kind == "split" and op.seat is not None and op.hand is not None:
+            key = (op.seat, op.hand)
+            old = hands[key]
+            first, second = old.cards
+            new_index = int((op.note or "new hand 0").split()[-1])
+            hands[key] = Hand([first], from_split=True)
+            hands[(op.seat, new_index)] = Hand([second], from_split=True)
+            lines.setdefault(key, []).append(f"splits {first.display} {second.display}")
+            lines[(op.seat, new_index)] = [f"split from hand {op.hand + 1}: {second.display}"]
+            pending[key] = "takes"
+            pending[(op.seat, new_index)] = "takes"
+        elif kind in ("stand", "surrender") and op.seat is not None and op.hand is not None:
+            lines.setdefault((op.seat, op.hand), []).append(
+                "stands" if kind == "stand" else "surrenders"
+            )
+        elif kind in ("insurance", "ez-bust") and op.seat is not None and op.amount is not None:
+            name = "insures" if kind == "insurance" else "places EZ Bust"
+            side.setdefault(op.seat, []).append(f"{name} {format_cents(op.amount)}")
+        elif kind == "even-money" and op.seat is not None:
+            side.setdefault(op.seat, []).append("takes even money")
+        elif kind == "peek":
+            dealer_text.append(f"card reader: {op.note}")
+        elif kind == "reveal" and op.card is not None:
+            dealer_text.append(f"turns {op.card.display} = {_total_text(dealer)}")
+        elif kind == "settle" and op.settlement is not None:
+            settlement = op.settlement
+            text = f"{_KIND_LABELS[settlement.kind]} {settlement.describe()}"
+            if settlement.hand is None:
+                side.setdefault(settlement.seat, []).append(text)
+            else:
+                lines.setdefault((settlement.seat, settlement.hand), []).append(text)
+    out: list[str] = []
+    up = dealer.cards[0].display if dealer.cards else "?"
+    out.append(f"Dealer: up card {up}; " + ", ".join(dealer_text))
+    for (seat, index), parts in sorted(lines.items()):
+        label = f"Seat {seat} ({players.get(seat, '?')})" + (f" hand {index + 1}" if index else "")
+        out.append(f"{label}: " + ", ".join(parts))
+    for seat, parts in sorted(side.items()):
+        out.append(f"Seat {seat} ({players.get(seat, '?')}) side wagers: " + ", ".join(parts))
+    return out
+
+
+_KIND_LABELS = {
+    WagerKind.BLACKJACK: "Blackjack Wager",
+    WagerKind.INSURANCE: "insurance",
+    WagerKind.EZ_BUST: "EZ Bust",
+}
+
+
+def _total_text(hand: Hand) -> str:
+    if hand.is_blackjack:
+        return "Blackjack"
+    if hand.is_bust:
+        return f"{hand.total} bust"
+    soft = "soft " if hand.is_soft and hand.total < 21 else ""
+    return f"{soft}{hand.total}"
