@@ -7,6 +7,7 @@ seat players from notation, export a round and write its transcript. :func:`repl
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,7 @@ from tablejack.core.notation import RoundHistory
 from tablejack.core.records import Operation, Settlement, Wager
 from tablejack.core.rules import ClassicRules, TableRules, read_toml
 from tablejack.core.shoe import Shoe
-from tablejack.games import classic
+from tablejack.games import bots, classic
 
 __all__ = ["GAMES", "Game", "GameRound", "export", "load_rules", "new_round", "replay"]
 
@@ -53,6 +54,11 @@ class Game:
     seat_players: Callable[[Any, tuple[Mapping[str, Any], ...]], None]
     seats_of: Callable[[Any], tuple[dict[str, Any], ...]]
     transcript: Callable[[Any], list[str]]
+    bot_seat: Callable[[Any, random.Random, int], None]
+    """Seat that many bots with wagers and start the deal."""
+    bot_command: Callable[[Any], str | None]
+    """The next bot command, or None when no player decision is awaited."""
+    default_players: int = 7
 
 
 def _classic_seat_players(
@@ -85,6 +91,8 @@ GAMES: dict[str, Game] = {
         seat_players=_classic_seat_players,
         seats_of=_classic_seats_of,
         transcript=classic.transcript,
+        bot_seat=bots.classic_seat,
+        bot_command=bots.classic_command,
     ),
 }
 

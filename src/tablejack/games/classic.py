@@ -386,7 +386,9 @@ class ClassicRound:
         self._card_counts[card] += 1
         if target.kind == "seat":
             assert target.seat is not None and target.hand is not None
-            player_hand = self.seats[target.seat].hands[target.hand]
+            player_hand = next(
+                hand for hand in self.seats[target.seat].hands if hand.index == target.hand
+            )
             player_hand.hand.add(card)
             player_hand.awaiting_card = False
         else:

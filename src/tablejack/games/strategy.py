@@ -1,0 +1,96 @@
+"""Total-dependent basic strategy for the automated players (bots) of every game.
+
+The chart is the standard multi-deck chart for a dealer who stands on soft 17, double on any two
+cards, double after split and late surrender (the defaults of ``rules/``). The math lab
+generates exact strategy from the rules; this chart is what the bots of ``tablejack deal`` and
+the benchmarks play, and what a player at a terminal would expect a hint to say.
+
+>>> from tablejack.core import Hand
+>>> basic_strategy(Hand.of("10S 6H"), 10, can_double=True, can_split=False, can_surrender=True)
+'surrender'
+>>> basic_strategy(Hand.of("AS 7H"), 9, can_double=True, can_split=False, can_surrender=False)
+'hit'
+>>> basic_strategy(Hand.of("8S 8H"), 10, can_double=True, can_split=True, can_surrender=True)
+'split'
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from tablejack.core.hands import Hand
+
+__all__ = ["Decision", "basic_strategy"]
+
+Decision = Literal["hit", "stand", "double", "split", "surrender"]
+
+# Columns: dealer up card 2, 3, 4, 5, 6, 7, 8, 9, 10, A.
+# H hit, S stand, D double (else hit), d double (else stand), P split, R surrender (else hit).
+_HARD = {
+    8: "HHHHHHHHHH",
+    9: "HDDDDHHHHH",
+    10: "DDDDDDDDHH",
+    11: "DDDDDDDDDH",
+    12: "HHSSSHHHHH",
+    13: "SSSSSHHHHH",
+    14: "SSSSSHHHHH",
+    15: "SSSSSHHHRH",
+    16: "SSSSSHHRRR",
+}
+_SOFT = {
+    13: "HHHDDHHHHH",
+    14: "HHHDDHHHHH",
+    15: "HHDDDHHHHH",
+    16: "HHDDDHHHHH",
+    17: "HDDDDHHHHH",
+    18: "SddddSSHHH",
+    19: "SSSSSSSSSS",
+    20: "SSSSSSSSSS",
+}
+# Pairs by point value of one card (1 = aces); P split, else play the total.
+_PAIRS = {
+    1: "PPPPPPPPPP",
+    2: "PPPPPPHHHH",
+    3: "PPPPPPHHHH",
+    4: "HHHPPHHHHH",
+    5: "----------",
+    6: "PPPPPHHHHH",
+    7: "PPPPPPHHHH",
+    8: "PPPPPPPPPP",
+    9: "PPPPPSPPSS",
+    10: "----------",
+}
+
+
+def basic_strategy(
+    hand: Hand,
+    up_points: int,
+    *,
+    can_double: bool,
+    can_split: bool,
+    can_surrender: bool,
+) -> Decision:
+    """The basic-strategy decision for ``hand`` against a dealer up card worth ``up_points``
+    (2–10, or 11 for an ace), given which options the rules allow now."""
+    column = 9 if up_points == 11 else up_points - 2
+    cards = hand.cards
+    if can_split and len(cards) == 2 and cards[0].points == cards[1].points:
+        pair = 1 if cards[0].is_ace else cards[0].points
+        if _PAIRS[pair][column] == "P":
+            return "split"
+    total = hand.total
+    if total >= 21:
+        return "stand"
+    if hand.is_soft:
+        code = _SOFT.get(total, "S" * 10)[column] if total >= 13 else "H"
+    elif total >= 17:
+        code = "S"
+    else:
+        code = _HARD.get(total, "H" * 10)[column] if total >= 8 else "H"
+    if code == "R":
+        return "surrender" if can_surrender else "hit"
+    if code == "D":
+        return "double" if can_double else "hit"
+    if code == "d":
+        return "double" if can_double else "stand"
+    return "hit" if code == "H" else "stand"
