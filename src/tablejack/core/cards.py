@@ -86,7 +86,8 @@ _SUIT_BY_LETTER.update({symbol: suit for suit, symbol in _SUIT_SYMBOLS.items()})
 
 
 class Card:
-    """One playing card. Interned: ``Card(Rank.ACE, Suit.SPADES) is Card.parse("AS")``.
+    """One playing card. Interned: ``Card(Rank.ACE, Suit.SPADES) is Card.parse("AS")``, so equality
+    and hashing are identity (fast, and correct because no second copy can exist).
 
     ``points`` is the § 633a.3(e) value with an ace counted as 11; hand totals decide when an
     ace counts 1 (:mod:`tablejack.core.hands`). ``code`` is the notation (``"10H"``, ``"AS"``),
@@ -147,12 +148,6 @@ class Card:
 
     def __str__(self) -> str:
         return self.code
-
-    def __eq__(self, other: object) -> bool:
-        return self is other
-
-    def __hash__(self) -> int:
-        return self.index
 
     def __lt__(self, other: Card) -> bool:
         return self.index < other.index

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from tablejack.core.commands import Command
 from tablejack.core.errors import InvalidNotationError, RulesError, TablejackError
 from tablejack.core.notation import RoundHistory
 from tablejack.core.records import Operation, Settlement, Wager
@@ -56,7 +57,7 @@ class Game:
     transcript: Callable[[Any], list[str]]
     bot_seat: Callable[[Any, random.Random, int], None]
     """Seat that many bots with wagers and start the deal."""
-    bot_command: Callable[[Any], str | None]
+    bot_command: Callable[[Any], Command | str | None]
     """The next bot command, or None when no player decision is awaited."""
     default_players: int = 7
 

@@ -30,12 +30,12 @@ the same operation log.
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from fractions import Fraction
+from typing import ClassVar
 
 from tablejack.core.cards import Card
 from tablejack.core.commands import Command
@@ -87,12 +87,33 @@ class CardTarget:
     kind: str
     seat: int | None = None
     hand: int | None = None
+    label: str = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.kind == "seat":
+            hand = f" hand {self.hand + 1}" if self.hand else ""
+            label = f"seat {self.seat}{hand}"
+        else:
+            label = {"up": "dealer up card", "hole": "dealer hole card", "dealer": "dealer"}[
+                self.kind
+            ]
+        object.__setattr__(self, "label", label)
 
     def describe(self) -> str:
         """Text for the dealer console: ``'seat 2 hand 1'``, ``'dealer hole card'``."""
-        if self.kind == "seat":
-            return f"seat {self.seat}" + (f" hand {self.hand + 1}" if self.hand else "")
-        return {"up": "dealer up card", "hole": "dealer hole card", "dealer": "dealer"}[self.kind]
+        return self.label
+
+
+_TARGETS: dict[tuple[str, int | None, int | None], CardTarget] = {}
+
+
+def target_of(kind: str, seat: int | None = None, hand: int | None = None) -> CardTarget:
+    """The (shared, immutable) card target for ``kind``, ``seat`` and ``hand``."""
+    key = (kind, seat, hand)
+    target = _TARGETS.get(key)
+    if target is None:
+        target = _TARGETS[key] = CardTarget(kind, seat, hand)
+    return target
 
 
 @dataclass(slots=True)
@@ -129,6 +150,7 @@ class SeatState:
     insurance_wager_id: int | None = None
     ez_decided: bool = False
     ez_wager_ids: list[int] = field(default_factory=list)
+    ez_split_wagers: int = 0
     splits: int = 0
 
 
@@ -328,8 +350,8 @@ class ClassicRound:
         self.verify_closing_wagering()
         self._order = sorted(self.seats)
         self.seats = {number: self.seats[number] for number in self._order}
-        first = [CardTarget("seat", seat, 0) for seat in self._order]
-        self._deal_queue = [*first, CardTarget("up"), *first, CardTarget("hole")]
+        first = [target_of("seat", seat, 0) for seat in self._order]
+        self._deal_queue = [*first, target_of("up"), *first, target_of("hole")]
         self.phase = Phase.DEALING
         operation = self._log(Operation("deal", note=f"{len(self._order)} seat(s)"))
         self._advance()
@@ -383,23 +405,23 @@ class ClassicRound:
 
     def _receive(self, target: CardTarget, card: Card) -> Operation:
         self.cards_dealt.append(card)
-        self._card_counts[card] += 1
+        if self.shoe is None:
+            self._card_counts[card] += 1
         if target.kind == "seat":
-            assert target.seat is not None and target.hand is not None
-            player_hand = next(
-                hand for hand in self.seats[target.seat].hands if hand.index == target.hand
-            )
-            player_hand.hand.add(card)
-            player_hand.awaiting_card = False
+            for player_hand in self.seats[target.seat].hands:  # type: ignore[index]
+                if player_hand.index == target.hand:
+                    player_hand.hand.add(card)
+                    player_hand.awaiting_card = False
+                    break
         else:
             self.dealer.add(card)
         if self.phase is Phase.DEALING:
             self._deal_queue.pop(0)
-        return self._log(
-            Operation(
-                "card", seat=target.seat, hand=target.hand, card=card, target=target.describe()
-            )
+        operation = Operation(
+            "card", target.seat, target.hand, None, card, target.label, None, None, None
         )
+        self.operations.append(operation)
+        return operation
 
     # -- insurance and even money (§ 633a.8) -----------------------------------------------
 
@@ -557,10 +579,10 @@ class ClassicRound:
                     f"{self.current_seat}'s turn (PA 633b.16(c)(2)).",
                     rule="PA 633b.16(c)(2)",
                 )
-            if len(state.ez_wager_ids) >= 1 + state.splits:
+            if state.ez_split_wagers >= state.splits:
                 raise IllegalActionError(
-                    f"Seat {seat} has {len(state.ez_wager_ids)} EZ Bust wager(s) and has split "
-                    f"{state.splits} time(s): one more is allowed only with each split "
+                    f"Seat {seat} has placed {state.ez_split_wagers} additional EZ Bust wager(s) "
+                    f"and split {state.splits} time(s): one more is allowed only with each split "
                     "(PA 633b.16(c)(2)).",
                     rule="PA 633b.16(c)(2)",
                 )
@@ -610,6 +632,8 @@ class ClassicRound:
         amount = state.wager if amount is None else amount
         if self.phase is Phase.EZ_BUST:
             state.ez_decided = True
+        else:
+            state.ez_split_wagers += 1
         state.ez_wager_ids.append(
             self._new_wager(seat, state.player, WagerKind.EZ_BUST, amount, None)
         )
@@ -666,17 +690,20 @@ class ClassicRound:
                 f"Seat {seat!r} cannot {action} now: the round is in {self.phase} ({rule}).",
                 rule=rule,
             )
-        if seat not in self.seats:
+        state = self.seats.get(seat)
+        if state is None:
             raise IllegalActionError(f"Seat {seat!r} has no hand this round ({rule}).", rule=rule)
-        if self.current_seat != seat:
+        current = self.current_seat
+        if current != seat:
             raise IllegalActionError(
-                f"Seat {seat} cannot {action}: it is seat {self.current_seat}'s turn; seats play "
+                f"Seat {seat} cannot {action}: it is seat {current}'s turn; seats play "
                 f"in order from the dealer's left ({DEAL}).",
                 rule=DEAL,
             )
-        hand = self.current_hand
-        assert hand is not None
-        return hand
+        for hand in state.hands:
+            if not hand.done:
+                return hand
+        raise AssertionError("a seat in turn always has an unfinished hand")  # pragma: no cover
 
     def verify_hitting(self, seat: int) -> None:
         """Raise unless ``seat``'s current hand may draw a card."""
@@ -901,48 +928,51 @@ class ClassicRound:
 
     # -- commands (notation) ---------------------------------------------------------------
 
+    _DEALER_VERBS: ClassVar[dict[str, str]] = {
+        "close-insurance": "close_insurance",
+        "close-ez-bust": "close_ez_bust",
+        "close-wagering": "close_wagering",
+    }
+    _SEAT_VERBS: ClassVar[dict[str, tuple[str, bool]]] = {
+        "insurance": ("take_insurance", True),
+        "ez-bust": ("place_ez_bust", True),
+        "double": ("double_down", True),
+        "no-insurance": ("decline_insurance", False),
+        "even-money": ("take_even_money", False),
+        "no-ez-bust": ("decline_ez_bust", False),
+        "hit": ("hit", False),
+        "stand": ("stand", False),
+        "split": ("split", False),
+        "surrender": ("surrender", False),
+    }
+
     def apply(self, command: Command | str) -> Operation:
         """Apply one command in the text notation (``"2 hit"``, ``"dealer close-insurance"``)."""
         if isinstance(command, str):
             command = Command.parse(command)
         verb = command.verb
         if command.actor == "dealer":
-            dealer_verbs: dict[str, Callable[[], Operation]] = {
-                "close-insurance": self.close_insurance,
-                "close-ez-bust": self.close_ez_bust,
-                "close-wagering": self.close_wagering,
-            }
-            if verb not in dealer_verbs or command.amount is not None:
+            name = self._DEALER_VERBS.get(verb)
+            if name is None or command.amount is not None:
                 raise InvalidNotationError(
-                    f"{str(command)!r}: the dealer's commands are {', '.join(dealer_verbs)}."
+                    f"{str(command)!r}: the dealer's commands are {', '.join(self._DEALER_VERBS)}."
                 )
-            return dealer_verbs[verb]()
-        seat = command.seat
-        amount = command.amount
-        with_amount: dict[str, Callable[[int, int | None], Operation]] = {
-            "insurance": self.take_insurance,
-            "ez-bust": self.place_ez_bust,
-            "double": self.double_down,
-        }
-        if verb in with_amount:
-            return with_amount[verb](seat, amount)
-        plain: dict[str, Callable[[int], Operation]] = {
-            "no-insurance": self.decline_insurance,
-            "even-money": self.take_even_money,
-            "no-ez-bust": self.decline_ez_bust,
-            "hit": self.hit,
-            "stand": self.stand,
-            "split": self.split,
-            "surrender": self.surrender,
-        }
-        if verb not in plain:
+            dealer_verb: Callable[[], Operation] = getattr(self, name)
+            return dealer_verb()
+        entry = self._SEAT_VERBS.get(verb)
+        if entry is None:
             raise InvalidNotationError(
-                f"{str(command)!r}: unknown verb {verb!r}; seats use "
-                f"{', '.join([*with_amount, *plain])}."
+                f"{str(command)!r}: unknown verb {verb!r}; seats use {', '.join(self._SEAT_VERBS)}."
             )
-        if amount is not None:
+        name, takes_amount = entry
+        seat = command.seat
+        if takes_amount:
+            with_amount: Callable[[int, int | None], Operation] = getattr(self, name)
+            return with_amount(seat, command.amount)
+        if command.amount is not None:
             raise InvalidNotationError(f"{str(command)!r}: {verb!r} takes no amount.")
-        return plain[verb](seat)
+        plain: Callable[[int], Operation] = getattr(self, name)
+        return plain(seat)
 
     # -- the automatic steps ---------------------------------------------------------------
 
@@ -1002,12 +1032,14 @@ class ClassicRound:
             self.phase = Phase.DEALER
             return True
         state = self.seats[self._order[self._turn]]
-        hand = next((h for h in state.hands if not h.done), None)
-        if hand is None:
+        for hand in state.hands:
+            if not hand.done:
+                break
+        else:
             self._turn += 1
             return True
         if hand.awaiting_card:
-            self._request(CardTarget("seat", state.number, hand.index))
+            self._request(target_of("seat", state.number, hand.index))
             return True
         cards = hand.hand
         finished = (
@@ -1052,7 +1084,7 @@ class ClassicRound:
                 self._settle_insurance()
             return
         if not self.dealer_blackjack and dealer.total < 17 and self._dealer_must_draw():
-            self._request(CardTarget("dealer"))
+            self._request(target_of("dealer"))
             return
         self._settle_round()
 
@@ -1222,7 +1254,7 @@ class ClassicRound:
         return wager_id
 
     def _grow_wager(self, wager_id: int, amount: int) -> None:
-        self.wagers[wager_id] = dataclasses.replace(self.wagers[wager_id], amount=amount)
+        self.wagers[wager_id] = self.wagers[wager_id]._replace(amount=amount)
 
     def _log(self, operation: Operation) -> Operation:
         self.operations.append(operation)

@@ -1,0 +1,267 @@
+"""The ``tablejack`` command line.
+
+``tablejack deal`` plays automated rounds with basic-strategy bots and prints transcripts or a JSON
+summary; ``tablejack scenario`` plays a scenario file (round notation) and prints every
+settlement; ``tablejack rules`` checks a rules file and prints it in full.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+from tablejack.core import notation
+from tablejack.core.errors import TablejackError
+from tablejack.core.money import format_cents
+from tablejack.core.records import check_settlements
+from tablejack.games import GAMES, export, game, load_rules, replay, transcript
+from tablejack.games.session import play_rounds
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="tablejack",
+    help="Regulated blackjack table games: engine, scenarios and automated play.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console(highlight=False, soft_wrap=True)
+errors = Console(stderr=True, highlight=False, soft_wrap=True)
+
+PROGRESS_THRESHOLD = 2000
+"""Runs of at least this many rounds show a progress bar (on standard error)."""
+
+
+def _fail(error: Exception) -> typer.Exit:
+    rule = getattr(error, "rule", "")
+    suffix = f" [dim]({rule})[/]" if rule and rule not in str(error) else ""
+    errors.print(f"[bold red]error:[/] {error}{suffix}")
+    return typer.Exit(code=2)
+
+
+def _rules_for(game_id: str, rules_file: Path | None) -> Any:
+    if rules_file is not None:
+        return load_rules(rules_file, game_id=game_id)
+    return game(game_id).rules_class()
+
+
+@app.command()
+def deal(
+    game_id: Annotated[
+        str, typer.Option("--game", help=f"Game id: {', '.join(sorted(GAMES))}.")
+    ] = "classic",
+    rounds: Annotated[int, typer.Option(min=1, help="Number of rounds to play.")] = 5,
+    seed: Annotated[
+        int | None, typer.Option(help="Seed for a reproducible session (default: secure shuffle).")
+    ] = None,
+    rules_file: Annotated[
+        Path | None,
+        typer.Option("--rules", help="Rules file (TOML); default: the game's defaults."),
+    ] = None,
+    players: Annotated[
+        int | None, typer.Option(min=1, help="Bot players (default: a full table).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary object.")] = False,
+    notation_dir: Annotated[
+        Path | None, typer.Option("--save", help="Write each round's notation into this folder.")
+    ] = None,
+) -> None:
+    """Play automated rounds with a basic-strategy bot on every seat."""
+    try:
+        rules = _rules_for(game_id, rules_file)
+        summary = _Summary()
+        show_progress = as_json and rounds >= PROGRESS_THRESHOLD
+        with Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=errors,
+            disable=not show_progress,
+            transient=True,
+        ) as progress:
+            task = progress.add_task("dealing", total=rounds)
+            for number, round_ in enumerate(
+                play_rounds(rules, rounds=rounds, seed=seed, players=players), start=1
+            ):
+                summary.add(round_)
+                if notation_dir is not None:
+                    notation_dir.mkdir(parents=True, exist_ok=True)
+                    history = export(round_, round_id=f"{game_id}-{seed}-{number}")
+                    (notation_dir / f"round-{number:06d}.toml").write_text(
+                        notation.dumps(history), encoding="utf-8"
+                    )
+                if not as_json:
+                    console.print(f"[bold]Round {number}[/]")
+                    for line in transcript(round_):
+                        console.print("  " + line)
+                progress.advance(task)
+    except TablejackError as error:
+        raise _fail(error) from None
+    if as_json:
+        print(json.dumps(summary.to_json(game_id, seed), indent=2))
+    else:
+        console.print(summary.text())
+
+
+class _Summary:
+    """Totals over many rounds: per wager kind the amount wagered and the players' net."""
+
+    def __init__(self) -> None:
+        self.rounds = 0
+        self.hands = 0
+        self.wagered: dict[str, int] = defaultdict(int)
+        self.net: dict[str, int] = defaultdict(int)
+        self.count: dict[str, int] = defaultdict(int)
+        self.house = 0
+        self.balanced = True
+
+    def add(self, round_: Any) -> None:
+        self.rounds += 1
+        house = check_settlements(round_.wagers, round_.settlements)
+        players = 0
+        hands: set[tuple[str, int, int | None]] = set()
+        for settlement in round_.settlements:
+            kind = settlement.kind.value
+            self.wagered[kind] += settlement.amount
+            self.net[kind] += settlement.net
+            self.count[kind] += 1
+            players += settlement.net
+            if kind == "blackjack":
+                hands.add((settlement.player, settlement.seat, settlement.hand))
+        self.hands += len(hands)
+        self.house += house
+        self.balanced = self.balanced and players + house == 0
+
+    def to_json(self, game_id: str, seed: int | None) -> dict[str, Any]:
+        kinds = {}
+        for kind in sorted(self.wagered):
+            wagered = self.wagered[kind]
+            kinds[kind] = {
+                "wagers": self.count[kind],
+                "wagered_cents": wagered,
+                "player_net_cents": self.net[kind],
+                "house_edge": (-self.net[kind] / wagered) if wagered else None,
+            }
+        return {
+            "game": game_id,
+            "seed": seed,
+            "rounds": self.rounds,
+            "hands": self.hands,
+            "total_wagered_cents": sum(self.wagered.values()),
+            "player_net_cents": sum(self.net.values()),
+            "house_net_cents": self.house,
+            "by_wager": kinds,
+            "conservation": {
+                "players_plus_house_cents": sum(self.net.values()) + self.house,
+                "balanced": self.balanced and sum(self.net.values()) + self.house == 0,
+            },
+        }
+
+    def text(self) -> str:
+        lines = [f"{self.rounds} round(s), {self.hands} hand(s)."]
+        for kind in sorted(self.wagered):
+            lines.append(
+                f"  {kind}: {self.count[kind]} wager(s), {format_cents(self.wagered[kind])} "
+                f"wagered, players {format_cents(self.net[kind], signed=True)}"
+            )
+        state = "balanced" if self.balanced else "NOT BALANCED"
+        lines.append(f"  house {format_cents(self.house, signed=True)}; money {state}.")
+        return "\n".join(lines)
+
+
+@app.command()
+def scenario(
+    file: Annotated[Path, typer.Argument(help="Scenario file in the round notation (TOML).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the settlements as JSON.")] = False,
+) -> None:
+    """Play a scenario file (rules, seats, card order, commands) and print every settlement.
+
+    Exits 1 when the file's [expect] results differ, 2 on an invalid file or illegal command.
+    """
+    try:
+        history = notation.load(file)
+        round_ = replay(history)
+    except TablejackError as error:
+        raise _fail(error) from None
+    settlements = [settlement.to_json() for settlement in round_.settlements]
+    net_by_player: dict[str, int] = defaultdict(int)
+    for settlement in round_.settlements:
+        net_by_player[settlement.player] += settlement.net
+    mismatches = _check_expectations(history.expect, net_by_player)
+    if as_json:
+        payload = {
+            "scenario": str(file),
+            "game": history.game,
+            "settlements": settlements,
+            "net_by_player": dict(net_by_player),
+            "house_net": round_.house_net(),
+            "expectations_met": not mismatches,
+            "mismatches": mismatches,
+        }
+        print(json.dumps(payload, indent=2))
+    else:
+        for line in transcript(round_):
+            console.print(line)
+        for message in mismatches:
+            errors.print(f"[bold red]expectation failed:[/] {message}")
+    if mismatches:
+        raise typer.Exit(code=1)
+
+
+def _check_expectations(expect: Any, net_by_player: dict[str, int]) -> list[str]:
+    mismatches = []
+    for player, expected in dict(expect.get("net", {})).items():
+        actual = net_by_player.get(player)
+        if actual != expected:
+            shown = "no settlement" if actual is None else format_cents(actual, signed=True)
+            mismatches.append(
+                f"{player}: expected net {format_cents(expected, signed=True)}, got {shown}"
+            )
+    return mismatches
+
+
+@app.command("rules")
+def rules_command(
+    file: Annotated[Path, typer.Argument(help="Rules file (TOML).")],
+) -> None:
+    """Validate a rules file and print every field, defaults included."""
+    try:
+        rules = load_rules(file)
+    except TablejackError as error:
+        raise _fail(error) from None
+    for key, value in rules.to_mapping().items():
+        console.print(f"{key} = {value!r}")
+
+
+def _register_optional_commands() -> None:
+    """Mount the math lab's commands (edge, strategy, simulate, parsheet) when it is present."""
+    if importlib.util.find_spec("tablejack.lab") is None:  # pragma: no cover
+        return
+    from tablejack.lab.commands import register  # type: ignore[import-not-found,unused-ignore]
+
+    register(app)
+
+
+_register_optional_commands()
+
+
+def main() -> None:
+    """Entry point of the ``tablejack`` script."""
+    try:
+        app()
+    except BrokenPipeError:  # pragma: no cover - e.g. piping into head
+        sys.stderr.close()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
