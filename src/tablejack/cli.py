@@ -244,12 +244,18 @@ def rules_command(
 
 
 def _register_optional_commands() -> None:
-    """Mount the math lab's commands (edge, strategy, simulate, parsheet) when it is present."""
-    if importlib.util.find_spec("tablejack.lab") is None:  # pragma: no cover
-        return
-    from tablejack.lab.commands import register  # type: ignore[import-not-found,unused-ignore]
+    """Mount the commands of the math lab (edge, dealer-odds, strategy, simulate, parsheet) and
+    of the table server (serve, verify-log, recall); each imports its heavy modules only when
+    its command runs."""
+    import importlib
 
-    register(app)
+    for package in ("tablejack.lab", "tablejack.server"):
+        if importlib.util.find_spec(package) is None:  # pragma: no cover
+            continue
+        if importlib.util.find_spec(f"{package}.commands") is None:  # pragma: no cover
+            continue
+        module = importlib.import_module(f"{package}.commands")
+        module.register(app)
 
 
 _register_optional_commands()
