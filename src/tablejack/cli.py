@@ -7,6 +7,7 @@ settlement; ``tablejack rules`` checks a rules file and prints it in full.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import sys
@@ -247,8 +248,6 @@ def _register_optional_commands() -> None:
     """Mount the commands of the math lab (edge, dealer-odds, strategy, simulate, parsheet) and
     of the table server (serve, verify-log, recall); each imports its heavy modules only when
     its command runs."""
-    import importlib
-
     for package in ("tablejack.lab", "tablejack.server"):
         if importlib.util.find_spec(package) is None:  # pragma: no cover
             continue
