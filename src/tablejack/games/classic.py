@@ -79,6 +79,22 @@ class Phase(StrEnum):
     COMPLETE = "complete"
 
 
+# Enum members as module constants: attribute access on an Enum class is slow in hot paths.
+_COMPLETE = Phase.COMPLETE
+_DEALER = Phase.DEALER
+_DEALING = Phase.DEALING
+_EZ_BUST = Phase.EZ_BUST
+_INSURANCE = Phase.INSURANCE
+_PLAYING = Phase.PLAYING
+_WAGERING = Phase.WAGERING
+_R_BLACKJACK = Result.BLACKJACK
+_R_EVEN_MONEY = Result.EVEN_MONEY
+_R_LOSE = Result.LOSE
+_R_PUSH = Result.PUSH
+_R_SURRENDER = Result.SURRENDER
+_R_WIN = Result.WIN
+
+
 @dataclass(frozen=True, slots=True)
 class CardTarget:
     """Where the next card goes: ``seat`` (with ``seat`` and ``hand``), ``up``, ``hole`` or
@@ -170,7 +186,7 @@ class ClassicRound:
             )
         self.rules = rules
         self.shoe = shoe
-        self.phase = Phase.WAGERING
+        self.phase = _WAGERING
         self.seats: dict[int, SeatState] = {}
         self.wagers: list[Wager] = []
         self.settlements: list[Settlement] = []
@@ -202,12 +218,12 @@ class ClassicRound:
     @property
     def is_complete(self) -> bool:
         """True once every wager is settled."""
-        return self.phase is Phase.COMPLETE
+        return self.phase is _COMPLETE
 
     @property
     def current_seat(self) -> int | None:
         """The seat whose decision the round waits for while playing, else None."""
-        if self.phase is not Phase.PLAYING or self._turn >= len(self._order):
+        if self.phase is not _PLAYING or self._turn >= len(self._order):
             return None
         return self._order[self._turn]
 
@@ -224,9 +240,9 @@ class ClassicRound:
 
     def seats_to_decide(self) -> list[int]:
         """Seats whose insurance or EZ Bust decision the open window still waits for."""
-        if self.phase is Phase.INSURANCE:
+        if self.phase is _INSURANCE:
             return [s for s in self._order if not self.seats[s].insurance_decided]
-        if self.phase is Phase.EZ_BUST:
+        if self.phase is _EZ_BUST:
             return [s for s in self._order if not self.seats[s].ez_decided]
         seat = self.current_seat
         return [] if seat is None else [seat]
@@ -235,13 +251,13 @@ class ClassicRound:
         """What the table waits for, in words (dealer console, transcripts)."""
         if self.card_request is not None:
             return f"deal a card to {self.card_request.describe()}"
-        if self.phase is Phase.WAGERING:
+        if self.phase is _WAGERING:
             return "place wagers, then close wagering"
-        if self.phase is Phase.INSURANCE:
+        if self.phase is _INSURANCE:
             return "insurance decisions from seats " + ", ".join(map(str, self.seats_to_decide()))
-        if self.phase is Phase.EZ_BUST:
+        if self.phase is _EZ_BUST:
             return "EZ Bust decisions from seats " + ", ".join(map(str, self.seats_to_decide()))
-        if self.phase is Phase.PLAYING:
+        if self.phase is _PLAYING:
             return f"decision from seat {self.current_seat}"
         return "round complete"
 
@@ -278,7 +294,7 @@ class ClassicRound:
     def verify_placing_wager(self, seat: int, player: str, amount: int) -> None:
         """Raise unless ``player`` may place a Blackjack Wager of ``amount`` at ``seat``."""
         rules = self.rules
-        if self.phase is not Phase.WAGERING:
+        if self.phase is not _WAGERING:
             raise IllegalActionError(
                 f"Wagers are placed before the first card is dealt; the round is in {self.phase} "
                 f"(PA 633a.6).",
@@ -296,14 +312,16 @@ class ClassicRound:
             )
         if not isinstance(player, str) or not player.strip() or " " in player:
             raise IllegalActionError(
-                f"{player!r} is not a player name (one word, not empty).", rule=WAGER
+                f"{player!r} is not a player name (one word, not empty) ({WAGER}).", rule=WAGER
             )
         self._verify_amount(amount, "Blackjack Wager", "PA 633a.6(d)")
 
     def _verify_amount(self, amount: int, what: str, rule: str) -> None:
         rules = self.rules
         if isinstance(amount, bool) or not isinstance(amount, int):
-            raise IllegalActionError(f"A {what} of {amount!r} is not whole cents.", rule=rule)
+            raise IllegalActionError(
+                f"A {what} of {amount!r} is not whole cents ({rule}).", rule=rule
+            )
         if amount < rules.table_minimum:
             raise IllegalActionError(
                 f"A {what} of {format_cents(amount)} is below the table minimum "
@@ -338,7 +356,7 @@ class ClassicRound:
 
     def verify_closing_wagering(self) -> None:
         """Raise unless wagering can close and the deal begin."""
-        if self.phase is not Phase.WAGERING:
+        if self.phase is not _WAGERING:
             raise IllegalActionError(f"Wagering is already closed ({DEAL}).", rule=DEAL)
         if not self.seats:
             raise IllegalActionError(
@@ -352,7 +370,7 @@ class ClassicRound:
         self.seats = {number: self.seats[number] for number in self._order}
         first = [target_of("seat", seat, 0) for seat in self._order]
         self._deal_queue = [*first, target_of("up"), *first, target_of("hole")]
-        self.phase = Phase.DEALING
+        self.phase = _DEALING
         operation = self._log(Operation("deal", note=f"{len(self._order)} seat(s)"))
         self._advance()
         return operation
@@ -415,7 +433,7 @@ class ClassicRound:
                     break
         else:
             self.dealer.add(card)
-        if self.phase is Phase.DEALING:
+        if self.phase is _DEALING:
             self._deal_queue.pop(0)
         operation = Operation(
             "card", target.seat, target.hand, None, card, target.label, None, None, None
@@ -437,13 +455,19 @@ class ClassicRound:
 
     def verify_taking_insurance(self, seat: int, amount: int | None = None) -> None:
         """Raise unless ``seat`` may insure for ``amount`` (at most half its wager, § 633a.8)."""
-        state = self._verify_window(seat, Phase.INSURANCE, "Insurance", INSURANCE)
+        state = self._verify_window(seat, _INSURANCE, "Insurance", INSURANCE)
         if state.insurance_decided:
             raise IllegalActionError(
                 f"Seat {seat} has already decided on insurance ({INSURANCE}).", rule=INSURANCE
             )
+        limit = state.wager // 2
+        if amount is None and limit < 1:
+            raise IllegalActionError(
+                f"Half of a Blackjack Wager of {format_cents(state.wager)} is less than a cent: "
+                f"there is nothing to insure ({INSURANCE}).",
+                rule=INSURANCE,
+            )
         if amount is not None:
-            limit = state.wager // 2
             if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
                 raise IllegalActionError(
                     f"An insurance wager of {amount!r} is not a positive amount ({INSURANCE}).",
@@ -478,7 +502,7 @@ class ClassicRound:
 
     def verify_declining_insurance(self, seat: int) -> None:
         """Raise unless ``seat`` may decline insurance now."""
-        state = self._verify_window(seat, Phase.INSURANCE, "Insurance", INSURANCE)
+        state = self._verify_window(seat, _INSURANCE, "Insurance", INSURANCE)
         if state.insurance_decided:
             raise IllegalActionError(
                 f"Seat {seat} has already decided on insurance ({INSURANCE}).", rule=INSURANCE
@@ -498,7 +522,7 @@ class ClassicRound:
 
     def verify_taking_even_money(self, seat: int) -> None:
         """Raise unless ``seat`` holds a Blackjack against an up ace with even money offered."""
-        state = self._verify_window(seat, Phase.INSURANCE, "Even money", EVEN_MONEY)
+        state = self._verify_window(seat, _INSURANCE, "Even money", EVEN_MONEY)
         if not self.rules.even_money:
             raise IllegalActionError(
                 f"Even money is not offered under these rules ({EVEN_MONEY}).", rule=EVEN_MONEY
@@ -526,13 +550,13 @@ class ClassicRound:
         hand = state.hands[0]
         hand.done = True
         operation = self._log(Operation("even-money", seat=seat, command=f"{seat} even-money"))
-        self._settle_hand(state, hand, Result.EVEN_MONEY, 2 * hand.amount, EVEN_MONEY)
+        self._settle_hand(state, hand, _R_EVEN_MONEY, 2 * hand.amount, EVEN_MONEY)
         self._advance()
         return operation
 
     def verify_closing_insurance(self) -> None:
         """Raise unless the insurance window is open."""
-        if self.phase is not Phase.INSURANCE:
+        if self.phase is not _INSURANCE:
             raise IllegalActionError(
                 f"The insurance window is not open; the round is in {self.phase} ({INSURANCE}).",
                 rule=INSURANCE,
@@ -567,12 +591,12 @@ class ClassicRound:
             raise IllegalActionError(
                 f"Seat {seat!r} has no Blackjack Wager (PA 633b.16(a)).", rule="PA 633b.16(a)"
             )
-        if self.phase is Phase.EZ_BUST:
+        if self.phase is _EZ_BUST:
             if state.ez_decided:
                 raise IllegalActionError(
                     f"Seat {seat} has already decided on EZ Bust ({rule}).", rule=rule
                 )
-        elif self.phase is Phase.PLAYING and self._ez_window_opened():
+        elif self.phase is _PLAYING and self._ez_window_opened():
             if self.current_seat != seat:
                 raise IllegalActionError(
                     f"An additional EZ Bust wager is placed when splitting, in turn; it is seat "
@@ -630,7 +654,7 @@ class ClassicRound:
         self.verify_placing_ez_bust(seat, amount)
         state = self.seats[seat]
         amount = state.wager if amount is None else amount
-        if self.phase is Phase.EZ_BUST:
+        if self.phase is _EZ_BUST:
             state.ez_decided = True
         else:
             state.ez_split_wagers += 1
@@ -644,7 +668,7 @@ class ClassicRound:
 
     def verify_declining_ez_bust(self, seat: int) -> None:
         """Raise unless the EZ Bust window is open and ``seat`` has not decided."""
-        state = self._verify_window(seat, Phase.EZ_BUST, "The EZ Bust window", "PA 633b.16(c)")
+        state = self._verify_window(seat, _EZ_BUST, "The EZ Bust window", "PA 633b.16(c)")
         if state.ez_decided:
             raise IllegalActionError(
                 f"Seat {seat} has already decided on EZ Bust (PA 633b.16(c)).",
@@ -665,7 +689,7 @@ class ClassicRound:
 
     def close_ez_bust(self) -> Operation:
         """The dealer closes the EZ Bust window: undecided seats place none."""
-        if self.phase is not Phase.EZ_BUST:
+        if self.phase is not _EZ_BUST:
             raise IllegalActionError(
                 f"The EZ Bust window is not open; the round is in {self.phase} (PA 633b.16(c)).",
                 rule="PA 633b.16(c)",
@@ -685,7 +709,7 @@ class ClassicRound:
                 f"{self.card_request.describe()} ({DEAL}).",
                 rule=DEAL,
             )
-        if self.phase is not Phase.PLAYING:
+        if self.phase is not _PLAYING:
             raise IllegalActionError(
                 f"Seat {seat!r} cannot {action} now: the round is in {self.phase} ({rule}).",
                 rule=rule,
@@ -980,23 +1004,28 @@ class ClassicRound:
         """Run dealer and house steps until a decision or a card from the reader is needed."""
         while self.card_request is None:
             phase = self.phase
-            if phase is Phase.DEALING:
-                if self._deal_queue:
-                    self._request(self._deal_queue[0])
-                else:
+            if phase is _DEALING:
+                queue = self._deal_queue
+                if not queue:
                     self._after_deal()
-            elif phase is Phase.INSURANCE:
+                elif self.shoe is None:
+                    self.card_request = queue[0]
+                else:
+                    draw = self.shoe.draw
+                    while queue:  # _receive takes each target off the queue
+                        self._receive(queue[0], draw())
+            elif phase is _INSURANCE:
                 if any(not s.insurance_decided for s in self.seats.values()):
                     return
                 self._after_insurance()
-            elif phase is Phase.EZ_BUST:
+            elif phase is _EZ_BUST:
                 if any(not s.ez_decided for s in self.seats.values()):
                     return
-                self.phase = Phase.PLAYING
-            elif phase is Phase.PLAYING:
+                self.phase = _PLAYING
+            elif phase is _PLAYING:
                 if not self._play_step():
                     return
-            elif phase is Phase.DEALER:
+            elif phase is _DEALER:
                 self._dealer_step()
             else:
                 return
@@ -1005,7 +1034,7 @@ class ClassicRound:
         up = self.up_card
         assert up is not None
         if up.is_ace and self.rules.insurance:
-            self.phase = Phase.INSURANCE
+            self.phase = _INSURANCE
         else:
             self._after_insurance()
 
@@ -1020,16 +1049,16 @@ class ClassicRound:
             self._settle_insurance()
             if self.dealer_blackjack:
                 self._reveal_hole_card()
-                self.phase = Phase.DEALER
+                self.phase = _DEALER
                 return
         elif not (up.is_ace or up.is_ten_value):
             self.dealer_blackjack = False
-        self.phase = Phase.EZ_BUST if self._ez_window_opened() else Phase.PLAYING
+        self.phase = _EZ_BUST if self._ez_window_opened() else _PLAYING
 
     def _play_step(self) -> bool:
         """One automatic step of the playing phase; False when a player decision is needed."""
         if self._turn >= len(self._order):
-            self.phase = Phase.DEALER
+            self.phase = _DEALER
             return True
         state = self.seats[self._order[self._turn]]
         for hand in state.hands:
@@ -1069,7 +1098,7 @@ class ClassicRound:
         if state.ez_wager_ids or hand.settled:
             return
         if hand.hand.is_bust:
-            self._settle_hand(state, hand, Result.LOSE, 0, DEAL)
+            self._settle_hand(state, hand, _R_LOSE, 0, DEAL)
         elif self.dealer_blackjack is False and hand.surrendered:
             self._settle_surrender(state, hand)
         elif self.dealer_blackjack is False and hand.hand.is_blackjack:
@@ -1096,12 +1125,23 @@ class ClassicRound:
             return True
         if not any(state.ez_wager_ids for state in self.seats.values()):
             return False
-        if self.rules.ez_bust_push_all and all(
-            h.hand.is_blackjack or h.hand.is_bust for h in hands
-        ):
+        if self._ez_push_all_applies():
             self.ez_push_all = True
             return False
         return True
+
+    def _ez_push_all_applies(self) -> bool:
+        """The push-all option (633b.16(g)) is chosen, an EZ Bust wager was placed and every
+        Blackjack Wager ended in a Blackjack or a bust, whatever the dealer's hand."""
+        return (
+            self.rules.ez_bust_push_all
+            and any(state.ez_wager_ids for state in self.seats.values())
+            and all(
+                hand.hand.is_blackjack or hand.hand.is_bust
+                for state in self.seats.values()
+                for hand in state.hands
+            )
+        )
 
     def _reveal_hole_card(self) -> None:
         self.hole_card_revealed = True
@@ -1123,28 +1163,32 @@ class ClassicRound:
             amount = self.wagers[wager_id].amount
             if self.dealer_blackjack:
                 paid, rounding = winnings(amount, INSURANCE_PAYS, self.rules.rounding)
-                self._record(wager_id, Result.WIN, amount + paid, INSURANCE, rounding)
+                self._record(wager_id, _R_WIN, amount + paid, INSURANCE, rounding)
             else:
-                self._record(wager_id, Result.LOSE, 0, INSURANCE)
+                self._record(wager_id, _R_LOSE, 0, INSURANCE)
 
     def _settle_round(self) -> None:
         """EZ Bust first (633b.16(h)), then every Blackjack Wager still open, seat by seat."""
         dealer = self.dealer
         drew = len(dealer.cards) >= 3
+        if self._ez_push_all_applies():
+            # Also when the dealer stood on two cards (6 up, ace in the hole): (g) depends only
+            # on how the Blackjack Wagers ended.
+            self.ez_push_all = True
         for state in self.seats.values():
             for wager_id in state.ez_wager_ids:
                 amount = self.wagers[wager_id].amount
                 if self.ez_push_all:
-                    self._record(wager_id, Result.PUSH, amount, "PA 633b.16(g)")
+                    self._record(wager_id, _R_PUSH, amount, "PA 633b.16(g)")
                 elif drew and dealer.is_bust:
-                    self._record(wager_id, Result.WIN, 2 * amount, "PA 633b.16(f)(1), (i)")
+                    self._record(wager_id, _R_WIN, 2 * amount, "PA 633b.16(f)(1), (i)")
                 elif drew:
-                    self._record(wager_id, Result.LOSE, 0, "PA 633b.16(f)(2)")
+                    self._record(wager_id, _R_LOSE, 0, "PA 633b.16(f)(2)")
                 else:
-                    self._record(wager_id, Result.LOSE, 0, "PA 633b.16(f); A-21")
+                    self._record(wager_id, _R_LOSE, 0, "PA 633b.16(f); A-21")
         for state in self.seats.values():
             self._settle_seat(state)
-        self.phase = Phase.COMPLETE
+        self.phase = _COMPLETE
         self._log(Operation("complete", note=self.dealer.describe()))
 
     def _settle_seat(self, state: SeatState) -> None:
@@ -1159,15 +1203,15 @@ class ClassicRound:
             if hand.surrendered:
                 self._settle_surrender(state, hand)
             elif cards.is_bust:
-                self._settle_hand(state, hand, Result.LOSE, 0, DEAL)
+                self._settle_hand(state, hand, _R_LOSE, 0, DEAL)
             elif cards.is_blackjack:
                 self._settle_blackjack(state, hand)
             elif dealer.is_bust or cards.total > dealer_total:
-                self._settle_hand(state, hand, Result.WIN, 2 * hand.amount, PAYOUT)
+                self._settle_hand(state, hand, _R_WIN, 2 * hand.amount, PAYOUT)
             elif cards.total == dealer_total:
-                self._settle_hand(state, hand, Result.PUSH, hand.amount, DEAL)
+                self._settle_hand(state, hand, _R_PUSH, hand.amount, DEAL)
             else:
-                self._settle_hand(state, hand, Result.LOSE, 0, DEAL)
+                self._settle_hand(state, hand, _R_LOSE, 0, DEAL)
 
     def _settle_against_dealer_blackjack(
         self, state: SeatState, open_hands: list[PlayerHand]
@@ -1184,25 +1228,25 @@ class ClassicRound:
         for hand in open_hands:
             cards = hand.hand
             if cards.is_bust:
-                self._settle_hand(state, hand, Result.LOSE, 0, DEAL)
+                self._settle_hand(state, hand, _R_LOSE, 0, DEAL)
             elif hand.surrendered:
-                self._settle_hand(state, hand, Result.LOSE, 0, SURRENDER)
+                self._settle_hand(state, hand, _R_LOSE, 0, SURRENDER)
             elif cards.is_blackjack:
-                self._settle_hand(state, hand, Result.PUSH, hand.amount, PAYOUT)
+                self._settle_hand(state, hand, _R_PUSH, hand.amount, PAYOUT)
             else:
                 lost = min(still_to_lose, hand.amount)
                 still_to_lose -= lost
-                result = Result.LOSE if lost else Result.PUSH
+                result = _R_LOSE if lost else _R_PUSH
                 self._settle_hand(state, hand, result, hand.amount - lost, clause)
 
     def _settle_blackjack(self, state: SeatState, hand: PlayerHand) -> None:
         paid, rounding = winnings(hand.amount, self.rules.blackjack_pays, self.rules.rounding)
-        self._settle_hand(state, hand, Result.BLACKJACK, hand.amount + paid, PAYOUT, rounding)
+        self._settle_hand(state, hand, _R_BLACKJACK, hand.amount + paid, PAYOUT, rounding)
 
     def _settle_surrender(self, state: SeatState, hand: PlayerHand) -> None:
         exact = Fraction(hand.amount, 2)
         returned = self.rules.rounding.round(exact)
-        self._settle_hand(state, hand, Result.SURRENDER, returned, SURRENDER, exact - returned)
+        self._settle_hand(state, hand, _R_SURRENDER, returned, SURRENDER, exact - returned)
 
     def _settle_hand(
         self,
