@@ -19,7 +19,7 @@ from tablejack.core.notation import RoundHistory
 from tablejack.core.records import Operation, Settlement, Wager
 from tablejack.core.rules import ClassicRules, TableRules, read_toml
 from tablejack.core.shoe import Shoe
-from tablejack.games import bots, classic
+from tablejack.games import bots, classic, multi_action, multi_action_bots
 
 __all__ = ["GAMES", "Game", "GameRound", "export", "load_rules", "new_round", "replay"]
 
@@ -77,9 +77,11 @@ def _classic_seat_players(
 
 
 def _classic_seats_of(round_: classic.ClassicRound) -> tuple[dict[str, Any], ...]:
+    # In the order the wagers were placed, so that replay logs them in the same order.
+    placed = [op.seat for op in round_.operations if op.kind == "wager"]
     return tuple(
         {"seat": state.number, "player": state.player, "wager": state.wager}
-        for state in round_.seats.values()
+        for state in (round_.seats[seat] for seat in placed if seat is not None)
     )
 
 
@@ -94,6 +96,17 @@ GAMES: dict[str, Game] = {
         transcript=classic.transcript,
         bot_seat=bots.classic_seat,
         bot_command=bots.classic_command,
+    ),
+    "multi-action": Game(
+        id="multi-action",
+        title="NJ multi-action blackjack (N.J.A.C. 13:47)",
+        rules_class=multi_action.MultiActionRules,
+        new_round=multi_action.MultiActionRound,
+        seat_players=multi_action.seat_players,
+        seats_of=multi_action.seats_of,
+        transcript=multi_action.transcript,
+        bot_seat=multi_action_bots.bot_seat,
+        bot_command=multi_action_bots.bot_command,
     ),
 }
 
@@ -114,7 +127,7 @@ def load_rules(path: str | Path, *, game_id: str | None = None) -> Any:
     chosen = data.get("game", game_id or "classic")
     if game_id is not None and chosen != game_id:
         raise RulesError(f"{path} holds rules for {chosen!r}, not {game_id!r}.", rule="PA 601a.2")
-    return game(str(chosen)).rules_class.from_mapping(data)
+    return game(str(chosen)).rules_class.from_toml(path)
 
 
 def new_round(rules: Any, shoe: Shoe | None = None) -> Any:
