@@ -86,7 +86,22 @@ class TableRules:
     """How an uneven payout is rounded to a whole cent (house policy, § 633a.13)."""
 
     def __post_init__(self) -> None:
+        self._check_types()
         self._check()
+
+    def _check_types(self) -> None:
+        """Refuse a value of the wrong type for a plain field (``late_surrender="yes"``)."""
+        hints = _field_types(type(self))
+        for item in fields(self):
+            expected = hints.get(item.name)
+            value = getattr(self, item.name)
+            if expected is None or _is_type(value, expected):
+                continue
+            raise RulesError(
+                f"Rules field {item.name} = {value!r} must be {_TYPE_NAMES[expected]} "
+                f"({self.game} rules).",
+                rule="PA 601a.2",
+            )
 
     def _check(self) -> None:
         if self.decks not in self.allowed_decks:
@@ -190,6 +205,41 @@ class TableRules:
     def replace(self, **changes: Any) -> Self:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
+
+
+_TYPE_NAMES: dict[type, str] = {
+    bool: "true or false",
+    int: "a whole number",
+    float: "a number",
+    str: "text",
+    Fraction: "odds",
+    RoundingPolicy: "a rounding policy",
+}
+_FIELD_TYPES: dict[type, dict[str, type]] = {}
+
+
+def _field_types(cls: type) -> dict[str, type]:
+    """The fields of a rules class whose annotation is one of the plain types checked."""
+    cached = _FIELD_TYPES.get(cls)
+    if cached is None:
+        hints = get_type_hints(cls)
+        cached = {
+            item.name: hints[item.name]
+            for item in fields(cls)
+            if hints.get(item.name) in _TYPE_NAMES
+        }
+        _FIELD_TYPES[cls] = cached
+    return cached
+
+
+def _is_type(value: object, expected: type) -> bool:
+    if expected is bool:
+        return isinstance(value, bool)
+    if expected is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if expected is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, expected)
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
