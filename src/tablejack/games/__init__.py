@@ -19,7 +19,13 @@ from tablejack.core.notation import RoundHistory
 from tablejack.core.records import Operation, Settlement, Wager
 from tablejack.core.rules import ClassicRules, TableRules, read_toml
 from tablejack.core.shoe import Shoe
-from tablejack.games import bots, classic, multi_action, multi_action_bots
+from tablejack.games import (
+    bots,
+    classic,
+    hybrid,
+    multi_action,
+    multi_action_bots,
+)
 
 __all__ = ["GAMES", "Game", "GameRound", "export", "load_rules", "new_round", "replay"]
 
@@ -107,6 +113,18 @@ GAMES: dict[str, Game] = {
         transcript=multi_action.transcript,
         bot_seat=multi_action_bots.bot_seat,
         bot_command=multi_action_bots.bot_command,
+    ),
+    "hybrid": Game(
+        id="hybrid",
+        title="PA 633c.5 Blackjack on a hybrid gaming table, version A (Buzzer Beater)",
+        rules_class=hybrid.HybridRules,
+        new_round=hybrid.HybridRound,
+        seat_players=hybrid.seat_players,
+        seats_of=hybrid.seats_of,
+        transcript=hybrid.transcript,
+        bot_seat=hybrid.bot_seat,
+        bot_command=hybrid.bot_command,
+        default_players=12,
     ),
 }
 
