@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from tablejack.cli import app
 from tablejack.core import notation
-from tablejack.games import replay
+from tablejack.games import GAMES, replay
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules" / "pa-classic-6deck.toml"
@@ -141,3 +141,26 @@ def test_rules_command_prints_every_field_and_rejects_bad_files(tmp_path: Path) 
     result = runner.invoke(app, ["rules", str(bad)])
     assert result.exit_code == 2
     assert "PA 633a.3(a)" in result.stderr
+
+
+def test_633c5_v3_deal_shows_the_buzzer_beater_review_warning() -> None:
+    rules = ROOT / "rules" / "pa-hybrid-a.toml"
+    result = runner.invoke(
+        app, ["deal", "--game", "hybrid", "--rounds", "2", "--seed", "1", "--rules", str(rules)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "warning: The Buzzer Beater paytable may give the player an edge" in result.stderr
+    assert "A-13" in result.stderr
+
+
+def test_deal_json_balances_for_every_game() -> None:
+    for game_id in sorted(GAMES):
+        result = runner.invoke(
+            app, ["deal", "--game", game_id, "--rounds", "40", "--seed", "9", "--json"]
+        )
+        assert result.exit_code == 0, f"{game_id}: {result.output}"
+        summary = json.loads(result.stdout)
+        assert summary["game"] == game_id
+        assert summary["rounds"] == 40
+        assert summary["conservation"]["balanced"] is True, game_id
+        assert summary["player_net_cents"] == -summary["house_net_cents"]

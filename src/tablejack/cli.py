@@ -11,6 +11,7 @@ import importlib
 import importlib.util
 import json
 import sys
+import warnings
 from collections import defaultdict
 from pathlib import Path
 from typing import Annotated, Any
@@ -49,9 +50,20 @@ def _fail(error: Exception) -> typer.Exit:
     return typer.Exit(code=2)
 
 
+def _load_rules(path: Path, game_id: str | None = None) -> Any:
+    """Load a rules file, showing the loader's warnings (such as a paytable that may favour the
+    player) as plain warning lines."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rules = load_rules(path, game_id=game_id)
+    for warning in caught:
+        errors.print(f"[bold yellow]warning:[/] {warning.message}")
+    return rules
+
+
 def _rules_for(game_id: str, rules_file: Path | None) -> Any:
     if rules_file is not None:
-        return load_rules(rules_file, game_id=game_id)
+        return _load_rules(rules_file, game_id)
     return game(game_id).rules_class()
 
 
@@ -237,7 +249,7 @@ def rules_command(
 ) -> None:
     """Validate a rules file and print every field, defaults included."""
     try:
-        rules = load_rules(file)
+        rules = _load_rules(file)
     except TablejackError as error:
         raise _fail(error) from None
     for key, value in rules.to_mapping().items():
