@@ -177,7 +177,7 @@ def test_633a3_a_one_copy_more_than_the_decks_hold_refused(state_of: Any) -> Non
     before = state_of(round_)
     with pytest.raises(IllegalActionError, match="hold only 1") as caught:
         round_.deal_card("AS")
-    assert caught.value.rule == "PA 633a.14"
+    assert caught.value.rule == "PA 633a.3(a)"
     assert state_of(round_) == before
     round_.deal_card("AD")
     assert round_.seats[2].hands[0].hand.cards == [Card.parse("AD")]

@@ -30,7 +30,6 @@ the same operation log.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -45,11 +44,9 @@ from tablejack.core.money import format_cents, winnings
 from tablejack.core.records import (
     Operation,
     Result,
-    Settlement,
-    Wager,
     WagerKind,
-    check_settlements,
 )
+from tablejack.core.round import RoundRecords, can
 from tablejack.core.rules import ClassicRules
 from tablejack.core.shoe import Shoe
 
@@ -170,7 +167,7 @@ class SeatState:
     splits: int = 0
 
 
-class ClassicRound:
+class ClassicRound(RoundRecords):
     """One round of Chapter 633a Blackjack (with EZ Bust when the rules offer it)."""
 
     game = "classic"
@@ -178,26 +175,14 @@ class ClassicRound:
     def __init__(self, rules: ClassicRules, shoe: Shoe | None = None) -> None:
         if not isinstance(rules, ClassicRules):
             raise TypeError(f"A classic round needs ClassicRules, not {type(rules).__name__}.")
-        if shoe is not None and shoe.decks > rules.decks:
-            raise IllegalActionError(
-                f"The shoe holds {shoe.decks} decks but the rules deal {rules.decks} "
-                "(PA 633a.3(a)).",
-                rule="PA 633a.3(a)",
-            )
-        self.rules = rules
-        self.shoe = shoe
+        self._start_records(rules, shoe)
+        self.rules: ClassicRules = rules
         self.phase = _WAGERING
         self.seats: dict[int, SeatState] = {}
-        self.wagers: list[Wager] = []
-        self.settlements: list[Settlement] = []
-        self.operations: list[Operation] = []
         self.dealer = Hand()
         self.hole_card_revealed = False
         self.dealer_blackjack: bool | None = None
         self.ez_push_all = False
-        self.card_request: CardTarget | None = None
-        self.cards_dealt: list[Card] = []
-        self._card_counts: Counter[Card] = Counter()
         self._deal_queue: list[CardTarget] = []
         self._order: list[int] = []
         self._turn = 0
@@ -277,18 +262,6 @@ class ClassicRound:
         ]
         return [name for name, check in checks if check()]
 
-    def house_net(self) -> int:
-        """The house's net over every settled wager, checking that each wager was settled
-        exactly once (the round must be complete)."""
-        return check_settlements(self.wagers, self.settlements)
-
-    def player_net(self) -> dict[str, int]:
-        """Each player's net over the settlements so far."""
-        totals: dict[str, int] = {seat.player: 0 for seat in self.seats.values()}
-        for settlement in self.settlements:
-            totals[settlement.player] += settlement.net
-        return totals
-
     # -- wagering --------------------------------------------------------------------------
 
     def verify_placing_wager(self, seat: int, player: str, amount: int) -> None:
@@ -314,36 +287,11 @@ class ClassicRound:
             raise IllegalActionError(
                 f"{player!r} is not a player name (one word, not empty) ({WAGER}).", rule=WAGER
             )
-        self._verify_amount(amount, "Blackjack Wager", "PA 633a.6(d)")
-
-    def _verify_amount(self, amount: int, what: str, rule: str) -> None:
-        rules = self.rules
-        if isinstance(amount, bool) or not isinstance(amount, int):
-            raise IllegalActionError(
-                f"A {what} of {amount!r} is not whole cents ({rule}).", rule=rule
-            )
-        if amount < rules.table_minimum:
-            raise IllegalActionError(
-                f"A {what} of {format_cents(amount)} is below the table minimum "
-                f"{format_cents(rules.table_minimum)} ({rule}).",
-                rule=rule,
-            )
-        if amount > rules.table_maximum:
-            raise IllegalActionError(
-                f"A {what} of {format_cents(amount)} is above the table maximum "
-                f"{format_cents(rules.table_maximum)} ({rule}).",
-                rule=rule,
-            )
-        if amount % rules.betting_unit:
-            raise IllegalActionError(
-                f"A {what} of {format_cents(amount)} is not a multiple of the betting unit "
-                f"{format_cents(rules.betting_unit)} ({rule}).",
-                rule=rule,
-            )
+        self._verify_limits(amount, "Blackjack Wager", "PA 633a.6(d)")
 
     def can_place_wager(self, seat: int, player: str, amount: int) -> bool:
         """Whether :meth:`place_wager` would succeed."""
-        return _can(self.verify_placing_wager, seat, player, amount)
+        return can(self.verify_placing_wager, seat, player, amount)
 
     def place_wager(self, seat: int, player: str, amount: int) -> Operation:
         """Place ``player``'s Blackjack Wager (§ 633a.6(d)) of ``amount`` cents at ``seat``."""
@@ -377,54 +325,8 @@ class ClassicRound:
 
     # -- cards -----------------------------------------------------------------------------
 
-    def verify_dealing_card(self, card: Card) -> None:
-        """Raise unless ``card`` may be dealt now (card-reader input)."""
-        if self.shoe is not None:
-            raise IllegalActionError(
-                "This round deals from its own shoe; a card from the reader was not asked for "
-                "(PA 633a.14).",
-                rule="PA 633a.14",
-            )
-        if self.card_request is None:
-            raise IllegalActionError(
-                f"No card is wanted now: the table waits for {self.next_step()} (PA 633a.14).",
-                rule="PA 633a.14",
-            )
-        if not isinstance(card, Card):
-            raise InvalidNotationError(f"{card!r} is not a card.")
-        if self._card_counts[card] >= self.rules.decks:
-            raise IllegalActionError(
-                f"{card.code} cannot be dealt: {self.rules.decks} deck(s) hold only "
-                f"{self.rules.decks} and all have been dealt this round (PA 633a.3(a), 633a.14).",
-                rule="PA 633a.14",
-            )
-
-    def can_deal_card(self, card: Card) -> bool:
-        """Whether :meth:`deal_card` would accept ``card``."""
-        return _can(self.verify_dealing_card, card)
-
-    def deal_card(self, card: Card | str) -> Operation:
-        """Feed the card the reader read (a :class:`Card` or a code) to :attr:`card_request`."""
-        if isinstance(card, str):
-            card = Card.parse(card)
-        self.verify_dealing_card(card)
-        target = self.card_request
-        assert target is not None
-        self.card_request = None
-        operation = self._receive(target, card)
-        self._advance()
-        return operation
-
-    def _request(self, target: CardTarget) -> None:
-        if self.shoe is None:
-            self.card_request = target
-        else:
-            self._receive(target, self.shoe.draw())
-
     def _receive(self, target: CardTarget, card: Card) -> Operation:
-        self.cards_dealt.append(card)
-        if self.shoe is None:
-            self._card_counts[card] += 1
+        self._count_card(card)
         if target.kind == "seat":
             for player_hand in self.seats[target.seat].hands:  # type: ignore[index]
                 if player_hand.index == target.hand:
@@ -482,7 +384,7 @@ class ClassicRound:
 
     def can_take_insurance(self, seat: int, amount: int | None = None) -> bool:
         """Whether :meth:`take_insurance` would succeed."""
-        return _can(self.verify_taking_insurance, seat, amount)
+        return can(self.verify_taking_insurance, seat, amount)
 
     def take_insurance(self, seat: int, amount: int | None = None) -> Operation:
         """Insure ``seat`` for ``amount`` (default: half the Blackjack Wager); pays 2 to 1."""
@@ -510,7 +412,7 @@ class ClassicRound:
 
     def can_decline_insurance(self, seat: int) -> bool:
         """Whether :meth:`decline_insurance` would succeed."""
-        return _can(self.verify_declining_insurance, seat)
+        return can(self.verify_declining_insurance, seat)
 
     def decline_insurance(self, seat: int) -> Operation:
         """``seat`` takes no insurance."""
@@ -540,7 +442,7 @@ class ClassicRound:
 
     def can_take_even_money(self, seat: int) -> bool:
         """Whether :meth:`take_even_money` would succeed."""
-        return _can(self.verify_taking_even_money, seat)
+        return can(self.verify_taking_even_money, seat)
 
     def take_even_money(self, seat: int) -> Operation:
         """Settle ``seat``'s Blackjack at 1 to 1 now, before the peek (§ 633a.8(e))."""
@@ -647,7 +549,7 @@ class ClassicRound:
 
     def can_place_ez_bust(self, seat: int, amount: int | None = None) -> bool:
         """Whether :meth:`place_ez_bust` would succeed."""
-        return _can(self.verify_placing_ez_bust, seat, amount)
+        return can(self.verify_placing_ez_bust, seat, amount)
 
     def place_ez_bust(self, seat: int, amount: int | None = None) -> Operation:
         """Place an EZ Bust wager (default: equal to the initial Blackjack Wager); 1 to 1."""
@@ -677,7 +579,7 @@ class ClassicRound:
 
     def can_decline_ez_bust(self, seat: int) -> bool:
         """Whether :meth:`decline_ez_bust` would succeed."""
-        return _can(self.verify_declining_ez_bust, seat)
+        return can(self.verify_declining_ez_bust, seat)
 
     def decline_ez_bust(self, seat: int) -> Operation:
         """``seat`` places no EZ Bust wager."""
@@ -741,7 +643,7 @@ class ClassicRound:
 
     def can_hit(self, seat: int) -> bool:
         """Whether :meth:`hit` would succeed."""
-        return _can(self.verify_hitting, seat)
+        return can(self.verify_hitting, seat)
 
     def hit(self, seat: int) -> Operation:
         """Draw a card to ``seat``'s current hand."""
@@ -760,7 +662,7 @@ class ClassicRound:
 
     def can_stand(self, seat: int) -> bool:
         """Whether :meth:`stand` would succeed."""
-        return _can(self.verify_standing, seat)
+        return can(self.verify_standing, seat)
 
     def stand(self, seat: int) -> Operation:
         """Stand: ``seat``'s current hand is complete."""
@@ -828,7 +730,7 @@ class ClassicRound:
 
     def can_double_down(self, seat: int, amount: int | None = None) -> bool:
         """Whether :meth:`double_down` would succeed."""
-        return _can(self.verify_doubling_down, seat, amount)
+        return can(self.verify_doubling_down, seat, amount)
 
     def double_down(self, seat: int, amount: int | None = None) -> Operation:
         """Double ``seat``'s current hand (default: by its full wager) and take one card."""
@@ -874,7 +776,7 @@ class ClassicRound:
 
     def can_split(self, seat: int) -> bool:
         """Whether :meth:`split` would succeed."""
-        return _can(self.verify_splitting, seat)
+        return can(self.verify_splitting, seat)
 
     def split(self, seat: int) -> Operation:
         """Split ``seat``'s current pair into two hands, each with the original wager
@@ -933,7 +835,7 @@ class ClassicRound:
 
     def can_surrender(self, seat: int) -> bool:
         """Whether :meth:`surrender` would succeed."""
-        return _can(self.verify_surrendering, seat)
+        return can(self.verify_surrendering, seat)
 
     def surrender(self, seat: int) -> Operation:
         """Give up the hand and half its wager (§ 633a.9)."""
@@ -1260,57 +1162,7 @@ class ClassicRound:
         hand.settled = True
         self._record(hand.wager_id, result, returned, clause, rounding)
 
-    def _record(
-        self,
-        wager_id: int,
-        result: Result,
-        returned: int,
-        clause: str,
-        rounding: Fraction = Fraction(0),
-    ) -> None:
-        wager = self.wagers[wager_id]
-        settlement = Settlement(
-            wager_id,
-            wager.seat,
-            wager.player,
-            wager.kind,
-            wager.hand,
-            wager.amount,
-            result,
-            returned,
-            clause,
-            rounding,
-        )
-        self.settlements.append(settlement)
-        self._log(
-            Operation(
-                "settle", seat=wager.seat, hand=wager.hand, amount=returned, settlement=settlement
-            )
-        )
-
     # -- bookkeeping -----------------------------------------------------------------------
-
-    def _new_wager(
-        self, seat: int, player: str, kind: WagerKind, amount: int, hand: int | None
-    ) -> int:
-        wager_id = len(self.wagers)
-        self.wagers.append(Wager(wager_id, seat, player, kind, amount, hand))
-        return wager_id
-
-    def _grow_wager(self, wager_id: int, amount: int) -> None:
-        self.wagers[wager_id] = self.wagers[wager_id]._replace(amount=amount)
-
-    def _log(self, operation: Operation) -> Operation:
-        self.operations.append(operation)
-        return operation
-
-
-def _can(verify: Callable[..., None], *args: object) -> bool:
-    try:
-        verify(*args)
-    except IllegalActionError:
-        return False
-    return True
 
 
 def transcript(round_: ClassicRound) -> list[str]:

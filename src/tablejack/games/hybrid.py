@@ -45,7 +45,6 @@ a time through :meth:`HybridRound.deal_card` as the card-reading shoe reads them
 from __future__ import annotations
 
 import random
-from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -61,10 +60,9 @@ from tablejack.core.records import (
     Operation,
     Result,
     Settlement,
-    Wager,
     WagerKind,
-    check_settlements,
 )
+from tablejack.core.round import RoundRecords, can
 from tablejack.core.shoe import Shoe
 from tablejack.games.hybrid_rules import (
     BuzzerBeaterEdgeWarning,
@@ -173,36 +171,25 @@ class PlayerState:
     side_steps: list[str] = field(default_factory=list)
 
 
-class HybridRound:
+class HybridRound(RoundRecords):
     """One round of Blackjack on a hybrid gaming table, version A (PA 633c.5(a)–(v))."""
 
     game = "hybrid"
+    irregularity_clause = READER
 
     def __init__(self, rules: HybridRules, shoe: Shoe | None = None) -> None:
         if not isinstance(rules, HybridRules):
             raise TypeError(f"A hybrid round needs HybridRules, not {type(rules).__name__}.")
-        if shoe is not None and shoe.decks > rules.decks:
-            raise IllegalActionError(
-                f"The shoe holds {shoe.decks} decks but the rules deal {rules.decks} "
-                "(PA 633c.5(f)).",
-                rule="PA 633c.5(f)",
-            )
-        self.rules = rules
-        self.shoe = shoe
+        self._start_records(rules, shoe)
+        self.rules: HybridRules = rules
         self.phase = Phase.WAGERING
         self.players: dict[str, PlayerState] = {}
-        self.wagers: list[Wager] = []
-        self.settlements: list[Settlement] = []
-        self.operations: list[Operation] = []
         self.dealer = Hand()
         self.position_cards: dict[int, list[Card]] = {}
         self.community_cards: list[Card] = []
         self.hole_card_revealed = False
         self.dealer_blackjack: bool | None = None
-        self.card_request: HybridCardTarget | None = None
-        self.cards_dealt: list[Card] = []
         self.decision_round = 0
-        self._card_counts: Counter[Card] = Counter()
         self._deal_queue: list[HybridCardTarget] = []
         self._order: list[PlayerState] = []
         self._window_open = False
@@ -295,17 +282,6 @@ class HybridRound:
         ]
         return [name for name, check in checks if check()]
 
-    def house_net(self) -> int:
-        """The house's net over every settled wager, checking each was settled exactly once."""
-        return check_settlements(self.wagers, self.settlements)
-
-    def player_net(self) -> dict[str, int]:
-        """Each player's net over the settlements so far."""
-        totals = {name: 0 for name in self.players}
-        for settlement in self.settlements:
-            totals[settlement.player] += settlement.net
-        return totals
-
     # -- wagering ((k), (l), (m)) ----------------------------------------------------------
 
     def verify_placing_wager(self, player: str, position: int, amount: int) -> None:
@@ -344,39 +320,11 @@ class HybridRound:
                 f"and three ({POSITIONS}).",
                 rule=POSITIONS,
             )
-        self._verify_amount(amount, "Blackjack Wager", POSITIONS)
-
-    def _verify_amount(self, amount: int, what: str, rule: str) -> None:
-        rules = self.rules
-        if isinstance(amount, bool) or not isinstance(amount, int):
-            raise IllegalActionError(
-                f"A {what} of {amount!r} is not whole cents ({rule}).", rule=rule
-            )
-        if amount < rules.table_minimum:
-            raise IllegalActionError(
-                f"A {what} of {format_cents(amount)} is below the table minimum "
-                f"{format_cents(rules.table_minimum)} ({LIMITS}).",
-                rule=LIMITS,
-            )
-        if amount > rules.table_maximum:
-            raise IllegalActionError(
-                f"A {what} of {format_cents(amount)} is above the table maximum "
-                f"{format_cents(rules.table_maximum)} ({LIMITS}).",
-                rule=LIMITS,
-            )
-        self._verify_unit(amount, what)
-
-    def _verify_unit(self, amount: int, what: str) -> None:
-        if amount % self.rules.betting_unit:
-            raise IllegalActionError(
-                f"A {what} of {format_cents(amount)} is not a multiple of the betting unit "
-                f"{format_cents(self.rules.betting_unit)} ({LIMITS}).",
-                rule=LIMITS,
-            )
+        self._verify_limits(amount, "Blackjack Wager", POSITIONS, limit_rule=LIMITS)
 
     def can_place_wager(self, player: str, position: int, amount: int) -> bool:
         """Whether :meth:`place_wager` would succeed."""
-        return _can(self.verify_placing_wager, player, position, amount)
+        return can(self.verify_placing_wager, player, position, amount)
 
     def place_wager(self, player: str, position: int, amount: int) -> Operation:
         """``player`` selects ``position`` and places a Blackjack Wager (633c.5(k), (l))."""
@@ -426,11 +374,11 @@ class HybridRound:
                 f"Wager of {format_cents(state.wager)} (house limit, {BUZZER}).",
                 rule=BUZZER,
             )
-        self._verify_unit(amount, "Buzzer Beater wager")
+        self._verify_unit(amount, "Buzzer Beater wager", LIMITS)
 
     def can_place_buzzer_beater(self, player: str, amount: int) -> bool:
         """Whether :meth:`place_buzzer_beater` would succeed."""
-        return _can(self.verify_placing_buzzer_beater, player, amount)
+        return can(self.verify_placing_buzzer_beater, player, amount)
 
     def place_buzzer_beater(self, player: str, amount: int) -> Operation:
         """Place ``player``'s Buzzer Beater wager (633c.5(m)): his hand will be 19 or more and
@@ -471,53 +419,8 @@ class HybridRound:
 
     # -- cards -----------------------------------------------------------------------------
 
-    def verify_dealing_card(self, card: Card) -> None:
-        """Raise unless ``card`` may be dealt now (card-reader input)."""
-        if self.shoe is not None:
-            raise IllegalActionError(
-                f"This round deals from its own shoe; a card from the reader was not asked for "
-                f"({READER}).",
-                rule=READER,
-            )
-        if self.card_request is None:
-            raise IllegalActionError(
-                f"No card is wanted now: the table waits for {self.next_step()} ({READER}).",
-                rule=READER,
-            )
-        if not isinstance(card, Card):
-            raise InvalidNotationError(f"{card!r} is not a card.")
-        if self._card_counts[card] >= self.rules.decks:
-            raise IllegalActionError(
-                f"{card.code} cannot be dealt: {self.rules.decks} decks hold only "
-                f"{self.rules.decks} and all have been dealt this round (PA 633c.5(f)).",
-                rule="PA 633c.5(f)",
-            )
-
-    def can_deal_card(self, card: Card) -> bool:
-        """Whether :meth:`deal_card` would accept ``card``."""
-        return _can(self.verify_dealing_card, card)
-
-    def deal_card(self, card: Card | str) -> Operation:
-        """Feed the card the reader read to :attr:`card_request`."""
-        if isinstance(card, str):
-            card = Card.parse(card)
-        self.verify_dealing_card(card)
-        target = self.card_request
-        assert target is not None
-        self.card_request = None
-        operation = self._receive(target, card)
-        self._advance()
-        return operation
-
-    def _request(self, target: HybridCardTarget) -> None:
-        if self.shoe is None:
-            self.card_request = target
-        else:
-            self._receive(target, self.shoe.draw())
-
     def _receive(self, target: HybridCardTarget, card: Card) -> Operation:
-        self.cards_dealt.append(card)
-        self._card_counts[card] += 1
+        self._count_card(card)
         kind = target.kind
         if self.phase is Phase.DEALING:
             self._deal_queue.pop(0)
@@ -628,7 +531,7 @@ class HybridRound:
 
     def can_take_insurance(self, player: str, amount: int | None = None) -> bool:
         """Whether :meth:`take_insurance` would succeed."""
-        return _can(self.verify_taking_insurance, player, amount)
+        return can(self.verify_taking_insurance, player, amount)
 
     def take_insurance(self, player: str, amount: int | None = None) -> Operation:
         """Insure ``player`` for ``amount`` (default half his wager); pays 2 to 1 ((v)(2))."""
@@ -654,7 +557,7 @@ class HybridRound:
 
     def can_decline_insurance(self, player: str) -> bool:
         """Whether :meth:`decline_insurance` would succeed."""
-        return _can(self.verify_declining_insurance, player)
+        return can(self.verify_declining_insurance, player)
 
     def decline_insurance(self, player: str) -> Operation:
         """``player`` takes no insurance."""
@@ -686,7 +589,7 @@ class HybridRound:
 
     def can_take_even_money(self, player: str) -> bool:
         """Whether :meth:`take_even_money` would succeed."""
-        return _can(self.verify_taking_even_money, player)
+        return can(self.verify_taking_even_money, player)
 
     def take_even_money(self, player: str) -> Operation:
         """Settle ``player``'s Blackjack at 1 to 1 now, before the peek ((o); § 633a.8(e))."""
@@ -717,7 +620,7 @@ class HybridRound:
 
     def can_countdown_expire(self) -> bool:
         """Whether :meth:`countdown_expired` would be accepted."""
-        return _can(self.verify_countdown_expiring)
+        return can(self.verify_countdown_expiring)
 
     def countdown_expired(self) -> Operation:
         """The countdown clock ran out: the configured default acts for every player who has
@@ -853,7 +756,7 @@ class HybridRound:
 
     def can_hit(self, player: str, *, position: int | None = None, hand: int | None = None) -> bool:
         """Whether :meth:`hit` would succeed."""
-        return _can(lambda: self.verify_hitting(player, position=position, hand=hand))
+        return can(lambda: self.verify_hitting(player, position=position, hand=hand))
 
     def hit(
         self, player: str, *, position: int | None = None, hand: int | None = None
@@ -893,7 +796,7 @@ class HybridRound:
         self, player: str, *, position: int | None = None, hand: int | None = None
     ) -> bool:
         """Whether :meth:`stand` would succeed."""
-        return _can(lambda: self.verify_standing(player, position=position, hand=hand))
+        return can(lambda: self.verify_standing(player, position=position, hand=hand))
 
     def stand(
         self, player: str, *, position: int | None = None, hand: int | None = None
@@ -976,7 +879,7 @@ class HybridRound:
                     f"({DOUBLE}).",
                     rule=DOUBLE,
                 )
-            self._verify_unit(amount, "double")
+            self._verify_unit(amount, "double", LIMITS)
 
     def can_double_down(
         self,
@@ -987,7 +890,7 @@ class HybridRound:
         hand: int | None = None,
     ) -> bool:
         """Whether :meth:`double_down` would succeed."""
-        return _can(lambda: self.verify_doubling_down(player, amount, position=position, hand=hand))
+        return can(lambda: self.verify_doubling_down(player, amount, position=position, hand=hand))
 
     def double_down(
         self,
@@ -1055,7 +958,7 @@ class HybridRound:
         self, player: str, *, position: int | None = None, hand: int | None = None
     ) -> bool:
         """Whether :meth:`split` would succeed."""
-        return _can(lambda: self.verify_splitting(player, position=position, hand=hand))
+        return can(lambda: self.verify_splitting(player, position=position, hand=hand))
 
     def split(
         self, player: str, *, position: int | None = None, hand: int | None = None
@@ -1420,51 +1323,14 @@ class HybridRound:
         returned: int,
         clause: str,
         rounding: Fraction = Fraction(0),
+        dealer_round: int | None = None,
     ) -> Settlement:
-        wager = self.wagers[wager_id]
-        settlement = Settlement(
-            wager_id,
-            wager.seat,
-            wager.player,
-            wager.kind,
-            wager.hand,
-            wager.amount,
-            result,
-            returned,
-            clause,
-            rounding,
-        )
-        self.settlements.append(settlement)
-        if wager.kind is not WagerKind.BLACKJACK:
-            label = "Buzzer Beater" if wager.kind is WagerKind.BUZZER_BEATER else "insurance"
-            self.players[wager.player].side_steps.append(f"{label} {settlement.describe()}")
-        self._log(
-            Operation(
-                "settle",
-                seat=wager.seat,
-                hand=wager.hand,
-                amount=returned,
-                settlement=settlement,
-                note=wager.player,
-            )
-        )
+        settlement = super()._record(wager_id, result, returned, clause, rounding, dealer_round)
+        kind = settlement.kind
+        if kind is not WagerKind.BLACKJACK:
+            label = "Buzzer Beater" if kind is WagerKind.BUZZER_BEATER else "insurance"
+            self.players[settlement.player].side_steps.append(f"{label} {settlement.describe()}")
         return settlement
-
-    # -- bookkeeping -----------------------------------------------------------------------
-
-    def _new_wager(
-        self, position: int, player: str, kind: WagerKind, amount: int, hand: int | None
-    ) -> int:
-        wager_id = len(self.wagers)
-        self.wagers.append(Wager(wager_id, position, player, kind, amount, hand))
-        return wager_id
-
-    def _grow_wager(self, wager_id: int, amount: int) -> None:
-        self.wagers[wager_id] = self.wagers[wager_id]._replace(amount=amount)
-
-    def _log(self, operation: Operation) -> Operation:
-        self.operations.append(operation)
-        return operation
 
     # -- views ((c); 605a) -----------------------------------------------------------------
 
@@ -1604,14 +1470,6 @@ class HybridRound:
         view["operations"] = len(self.operations)
         view["house_net"] = self.house_net() if self.is_complete else None
         return view
-
-
-def _can(verify: Callable[..., None], *args: object) -> bool:
-    try:
-        verify(*args)
-    except IllegalActionError:
-        return False
-    return True
 
 
 def _bb_label(hand: Hand) -> str | None:

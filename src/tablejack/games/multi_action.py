@@ -31,7 +31,6 @@ the automatic dealer steps run until a player decision or a card from the reader
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -46,11 +45,9 @@ from tablejack.core.money import format_cents, format_odds, parse_money, winning
 from tablejack.core.records import (
     Operation,
     Result,
-    Settlement,
-    Wager,
     WagerKind,
-    check_settlements,
 )
+from tablejack.core.round import RoundRecords, can
 from tablejack.core.rules import TableRules
 from tablejack.core.shoe import Shoe
 
@@ -298,29 +295,22 @@ class SeatState:
         return tuple(spot for spot in SPOTS if self.spots[spot - 1])
 
 
-class MultiActionRound:
+class MultiActionRound(RoundRecords):
     """One game of NJ multi-action blackjack: one deal, one hand per player, three dealer
     rounds."""
 
     game = "multi-action"
+    irregularity_clause = DEAL
 
     def __init__(self, rules: MultiActionRules, shoe: Shoe | None = None) -> None:
         if not isinstance(rules, MultiActionRules):
             raise TypeError(
                 f"A multi-action round needs MultiActionRules, not {type(rules).__name__}."
             )
-        if shoe is not None and shoe.decks > rules.decks:
-            raise IllegalActionError(
-                f"The shoe holds {shoe.decks} decks but the rules deal {rules.decks} ({DECKS}).",
-                rule=DECKS,
-            )
-        self.rules = rules
-        self.shoe = shoe
+        self._start_records(rules, shoe)
+        self.rules: MultiActionRules = rules
         self.phase = Phase.WAGERING
         self.seats: dict[int, SeatState] = {}
-        self.wagers: list[Wager] = []
-        self.settlements: list[Settlement] = []
-        self.operations: list[Operation] = []
         self.first_card: Card | None = None
         self.dealer_hands: dict[int, Hand] = {}
         """The dealer's hand of each round played: the first card plus that round's cards."""
@@ -328,9 +318,6 @@ class MultiActionRound:
         self.skipped_rounds: list[int] = []
         self.dealer_round = 0
         """The dealer round in progress (1–3), 0 before the dealer's turn, 4 when all done."""
-        self.card_request: CardTarget | None = None
-        self.cards_dealt: list[Card] = []
-        self._card_counts: Counter[Card] = Counter()
         self._deal_queue: list[CardTarget] = []
         self._order: list[int] = []
         self._turn = 0
@@ -394,17 +381,6 @@ class MultiActionRound:
         ]
         return [name for name, check in checks if check()]
 
-    def house_net(self) -> int:
-        """The house's net, checking every wager was settled exactly once (round complete)."""
-        return check_settlements(self.wagers, self.settlements)
-
-    def player_net(self) -> dict[str, int]:
-        """Each player's net over the settlements so far."""
-        totals: dict[str, int] = {seat.player: 0 for seat in self.seats.values()}
-        for settlement in self.settlements:
-            totals[settlement.player] += settlement.net
-        return totals
-
     # -- wagering (f)(1) -----------------------------------------------------------------------
 
     def verify_placing_wager(self, seat: int, player: str, spots: Sequence[int]) -> None:
@@ -442,7 +418,7 @@ class MultiActionRound:
                     f"The spot {spot} wager {amount!r} is not whole cents ({WAGER}).", rule=WAGER
                 )
             if amount:
-                self._verify_amount(amount, f"spot {spot} wager")
+                self._verify_limits(amount, f"spot {spot} wager", WAGER, per=" per spot")
         backed = sum(1 for amount in spots if amount)
         if backed < rules.minimum_spots:
             raise IllegalActionError(
@@ -451,30 +427,9 @@ class MultiActionRound:
                 rule=WAGER,
             )
 
-    def _verify_amount(self, amount: int, what: str) -> None:
-        rules = self.rules
-        if amount < rules.table_minimum:
-            raise IllegalActionError(
-                f"A {what} of {format_cents(amount)} is below the table minimum "
-                f"{format_cents(rules.table_minimum)} per spot ({WAGER}).",
-                rule=WAGER,
-            )
-        if amount > rules.table_maximum:
-            raise IllegalActionError(
-                f"A {what} of {format_cents(amount)} is above the table maximum "
-                f"{format_cents(rules.table_maximum)} per spot ({WAGER}).",
-                rule=WAGER,
-            )
-        if amount % rules.betting_unit:
-            raise IllegalActionError(
-                f"A {what} of {format_cents(amount)} is not a multiple of the betting unit "
-                f"{format_cents(rules.betting_unit)} ({WAGER}).",
-                rule=WAGER,
-            )
-
     def can_place_wager(self, seat: int, player: str, spots: Sequence[int]) -> bool:
         """Whether :meth:`place_wager` would succeed."""
-        return _can(self.verify_placing_wager, seat, player, spots)
+        return can(self.verify_placing_wager, seat, player, spots)
 
     def place_wager(self, seat: int, player: str, spots: Sequence[int]) -> Operation:
         """Place ``player``'s wagers at ``seat``: one amount per betting spot, 0 for a spot not
@@ -486,7 +441,11 @@ class MultiActionRound:
         for spot in state.backed:
             amount = amounts[spot - 1]
             hand.spots.append(
-                SpotWager(spot, self._new_wager(seat, player, amount, 0, spot), amount)
+                SpotWager(
+                    spot,
+                    self._new_wager(seat, player, WagerKind.BLACKJACK, amount, 0, spot),
+                    amount,
+                )
             )
         state.hands.append(hand)
         self.seats[seat] = state
@@ -520,53 +479,8 @@ class MultiActionRound:
 
     # -- cards ---------------------------------------------------------------------------------
 
-    def verify_dealing_card(self, card: Card) -> None:
-        """Raise unless ``card`` may be dealt now (card-reader input)."""
-        if self.shoe is not None:
-            raise IllegalActionError(
-                f"This round deals from its own shoe; a card from the reader was not asked for "
-                f"({DEAL}).",
-                rule=DEAL,
-            )
-        if self.card_request is None:
-            raise IllegalActionError(
-                f"No card is wanted now: the table waits for {self.next_step()} ({DEAL}).",
-                rule=DEAL,
-            )
-        if not isinstance(card, Card):
-            raise InvalidNotationError(f"{card!r} is not a card.")
-        if self._card_counts[card] >= self.rules.decks:
-            raise IllegalActionError(
-                f"{card.code} cannot be dealt: {self.rules.decks} deck(s) hold only "
-                f"{self.rules.decks} and all have been dealt this game ({DECKS}).",
-                rule=DECKS,
-            )
-
-    def can_deal_card(self, card: Card) -> bool:
-        """Whether :meth:`deal_card` would accept ``card``."""
-        return _can(self.verify_dealing_card, card)
-
-    def deal_card(self, card: Card | str) -> Operation:
-        """Feed the card the reader read to :attr:`card_request`."""
-        if isinstance(card, str):
-            card = Card.parse(card)
-        self.verify_dealing_card(card)
-        target = self.card_request
-        assert target is not None
-        self.card_request = None
-        operation = self._receive(target, card)
-        self._advance()
-        return operation
-
-    def _request(self, target: CardTarget) -> None:
-        if self.shoe is None:
-            self.card_request = target
-        else:
-            self._receive(target, self.shoe.draw())
-
     def _receive(self, target: CardTarget, card: Card) -> Operation:
-        self.cards_dealt.append(card)
-        self._card_counts[card] += 1
+        self._count_card(card)
         if target.kind == "seat":
             assert target.seat is not None and target.hand is not None
             player_hand = next(
@@ -633,7 +547,7 @@ class MultiActionRound:
 
     def can_take_insurance(self, seat: int, amount: int | None = None) -> bool:
         """Whether :meth:`take_insurance` would succeed."""
-        return _can(self.verify_taking_insurance, seat, amount)
+        return can(self.verify_taking_insurance, seat, amount)
 
     def take_insurance(self, seat: int, amount: int | None = None) -> Operation:
         """Insure ``seat`` for ``amount`` (default: half the spot 1 wager); pays 2 to 1 if the
@@ -643,9 +557,7 @@ class MultiActionRound:
         half = state.spots[0] // 2
         amount = half if amount is None else amount
         state.insurance_decided = True
-        state.insurance_wager_id = self._new_wager(
-            seat, state.player, amount, None, None, WagerKind.INSURANCE
-        )
+        state.insurance_wager_id = self._new_wager(seat, state.player, WagerKind.INSURANCE, amount)
         command = f"{seat} insurance" + ("" if amount == half else f" {format_cents(amount)}")
         operation = self._log(Operation("insurance", seat=seat, amount=amount, command=command))
         self._advance()
@@ -657,7 +569,7 @@ class MultiActionRound:
 
     def can_decline_insurance(self, seat: int) -> bool:
         """Whether :meth:`decline_insurance` would succeed."""
-        return _can(self.verify_declining_insurance, seat)
+        return can(self.verify_declining_insurance, seat)
 
     def decline_insurance(self, seat: int) -> Operation:
         """``seat`` takes no insurance."""
@@ -722,7 +634,7 @@ class MultiActionRound:
 
     def can_hit(self, seat: int) -> bool:
         """Whether :meth:`hit` would succeed."""
-        return _can(self.verify_hitting, seat)
+        return can(self.verify_hitting, seat)
 
     def hit(self, seat: int) -> Operation:
         """Take a hit: one more card to ``seat``'s current hand ((f)(3))."""
@@ -741,7 +653,7 @@ class MultiActionRound:
 
     def can_stand(self, seat: int) -> bool:
         """Whether :meth:`stand` would succeed."""
-        return _can(self.verify_standing, seat)
+        return can(self.verify_standing, seat)
 
     def stand(self, seat: int) -> Operation:
         """Stay: ``seat``'s current hand is complete ((f)(3))."""
@@ -809,7 +721,7 @@ class MultiActionRound:
 
     def can_double_down(self, seat: int, spots: Sequence[int] | None = None) -> bool:
         """Whether :meth:`double_down` would succeed."""
-        return _can(self.verify_doubling_down, seat, spots)
+        return can(self.verify_doubling_down, seat, spots)
 
     def double_down(self, seat: int, spots: Sequence[int] | None = None) -> Operation:
         """Double the wager on ``spots`` (default: every backed spot) and draw one card."""
@@ -872,7 +784,7 @@ class MultiActionRound:
 
     def can_split(self, seat: int) -> bool:
         """Whether :meth:`split` would succeed."""
-        return _can(self.verify_splitting, seat)
+        return can(self.verify_splitting, seat)
 
     def split(self, seat: int) -> Operation:
         """Split the pair into two hands; the new hand carries a wager equal to the original on
@@ -898,7 +810,9 @@ class MultiActionRound:
         )
         for spot in state.backed:
             amount = state.spots[spot - 1]
-            wager_id = self._new_wager(seat, state.player, amount, new_index, spot)
+            wager_id = self._new_wager(
+                seat, state.player, WagerKind.BLACKJACK, amount, new_index, spot
+            )
             new_hand.spots.append(SpotWager(spot, wager_id, amount))
         state.hands.insert(state.hands.index(hand) + 1, new_hand)
         state.splits += 1
@@ -1182,59 +1096,6 @@ class MultiActionRound:
         wager.settled = True
         self._record(wager.wager_id, result, returned, clause, rounding, wager.spot)
 
-    def _record(
-        self,
-        wager_id: int,
-        result: Result,
-        returned: int,
-        clause: str,
-        rounding: Fraction,
-        dealer_round: int,
-    ) -> None:
-        wager = self.wagers[wager_id]
-        settlement = Settlement(
-            wager_id,
-            wager.seat,
-            wager.player,
-            wager.kind,
-            wager.hand,
-            wager.amount,
-            result,
-            returned,
-            clause,
-            rounding,
-            spot=wager.spot,
-            dealer_round=dealer_round,
-        )
-        self.settlements.append(settlement)
-        self._log(
-            Operation(
-                "settle", seat=wager.seat, hand=wager.hand, amount=returned, settlement=settlement
-            )
-        )
-
-    # -- bookkeeping ---------------------------------------------------------------------------
-
-    def _new_wager(
-        self,
-        seat: int,
-        player: str,
-        amount: int,
-        hand: int | None,
-        spot: int | None,
-        kind: WagerKind = WagerKind.BLACKJACK,
-    ) -> int:
-        wager_id = len(self.wagers)
-        self.wagers.append(Wager(wager_id, seat, player, kind, amount, hand, spot))
-        return wager_id
-
-    def _grow_wager(self, wager_id: int, amount: int) -> None:
-        self.wagers[wager_id] = self.wagers[wager_id]._replace(amount=amount)
-
-    def _log(self, operation: Operation) -> Operation:
-        self.operations.append(operation)
-        return operation
-
 
 # -- notation --------------------------------------------------------------------------------
 
@@ -1412,11 +1273,3 @@ def _spot_list(spots: Sequence[Any]) -> str:
 
 def _number_word(number: int) -> str:
     return {2: "two", 3: "three"}.get(number, str(number))
-
-
-def _can(verify: Callable[..., None], *args: object) -> bool:
-    try:
-        verify(*args)
-    except IllegalActionError:
-        return False
-    return True

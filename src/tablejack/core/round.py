@@ -1,0 +1,272 @@
+"""What every game's round shares: its records, its card input and its wager limits.
+
+Each game's round class (``ClassicRound``, ``HybridRound``, ``MultiActionRound``, …) derives from
+:class:`RoundRecords`, which keeps the wagers, the settlements and the operation log, turns a
+wager into a settlement record, checks a wager against the table limits, and takes cards either
+from the round's shoe or one at a time from a card reader (:meth:`RoundRecords.deal_card`). The
+game supplies where a card goes (``_receive``), what happens next (``_advance``) and what the table
+waits for (``next_step``).
+
+>>> can(lambda: None), can(_refuse)
+(True, False)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any, ClassVar, Protocol
+
+from tablejack.core.cards import Card
+from tablejack.core.errors import IllegalActionError, InvalidNotationError
+from tablejack.core.money import format_cents
+from tablejack.core.records import (
+    Operation,
+    Result,
+    Settlement,
+    Wager,
+    WagerKind,
+    check_settlements,
+)
+from tablejack.core.shoe import Shoe
+
+__all__ = ["CardTargetLike", "RoundRecords", "can"]
+
+
+def _refuse() -> None:
+    raise IllegalActionError("Refused (doctest).", rule="none")
+
+
+class CardTargetLike(Protocol):
+    """Where a requested card goes; each game has its own target type."""
+
+    def describe(self) -> str: ...
+
+
+def can(verify: Callable[..., None], *args: object) -> bool:
+    """Whether ``verify(*args)`` passes: the ``can_…`` half of every ``verify_…`` / ``can_…``
+    pair."""
+    try:
+        verify(*args)
+    except IllegalActionError:
+        return False
+    return True
+
+
+class RoundRecords:
+    """The bookkeeping and card input of a round; subclassed by every game."""
+
+    irregularity_clause: ClassVar[str] = "PA 633a.14"
+    """The clause cited when the card reader sends a card the round did not ask for."""
+
+    rules: Any
+    shoe: Shoe | None
+    wagers: list[Wager]
+    settlements: list[Settlement]
+    operations: list[Operation]
+    cards_dealt: list[Card]
+    card_request: Any
+
+    def _start_records(self, rules: Any, shoe: Shoe | None) -> None:
+        """Set up the records; called first by every round's ``__init__``."""
+        if shoe is not None and shoe.decks > rules.decks:
+            raise IllegalActionError(
+                f"The shoe holds {shoe.decks} decks but the rules deal {rules.decks} "
+                f"({rules.decks_clause}).",
+                rule=rules.decks_clause,
+            )
+        self.rules = rules
+        self.shoe = shoe
+        self.wagers = []
+        self.settlements = []
+        self.operations = []
+        self.cards_dealt = []
+        self.card_request = None
+        self._card_counts: Counter[Card] = Counter()
+
+    # -- what a game supplies ---------------------------------------------------------------
+
+    def next_step(self) -> str:
+        """What the table waits for, in words."""
+        raise NotImplementedError
+
+    def _receive(self, target: Any, card: Card) -> Operation:
+        """Put ``card`` where ``target`` says and record it."""
+        raise NotImplementedError
+
+    def _advance(self) -> None:
+        """Run the automatic steps until a decision or a card from the reader is needed."""
+        raise NotImplementedError
+
+    # -- totals ------------------------------------------------------------------------------
+
+    def house_net(self) -> int:
+        """The house's net over every settled wager, checking that each wager was settled
+        exactly once and for its full amount (the round must be complete)."""
+        return check_settlements(self.wagers, self.settlements)
+
+    def player_net(self) -> dict[str, int]:
+        """Each player's net over the settlements so far (every player with a wager listed)."""
+        totals: dict[str, int] = {wager.player: 0 for wager in self.wagers}
+        for settlement in self.settlements:
+            totals[settlement.player] += settlement.net
+        return totals
+
+    # -- cards -------------------------------------------------------------------------------
+
+    def verify_dealing_card(self, card: Card) -> None:
+        """Raise unless ``card`` may be dealt now (card-reader input)."""
+        rule = self.irregularity_clause
+        if self.shoe is not None:
+            raise IllegalActionError(
+                "This round deals from its own shoe; a card from the reader was not asked for "
+                f"({rule}).",
+                rule=rule,
+            )
+        if self.card_request is None:
+            raise IllegalActionError(
+                f"No card is wanted now: the table waits for {self.next_step()} ({rule}).",
+                rule=rule,
+            )
+        if not isinstance(card, Card):
+            raise InvalidNotationError(f"{card!r} is not a card.")
+        decks = self.rules.decks
+        if self._card_counts[card] >= decks:
+            clause = self.rules.decks_clause
+            raise IllegalActionError(
+                f"{card.code} cannot be dealt: {decks} deck(s) hold only {decks} and all have "
+                f"been dealt this round ({clause}; an irregularity, {rule}).",
+                rule=clause,
+            )
+
+    def can_deal_card(self, card: Card) -> bool:
+        """Whether :meth:`deal_card` would accept ``card``."""
+        return can(self.verify_dealing_card, card)
+
+    def deal_card(self, card: Card | str) -> Operation:
+        """Feed the card the reader read (a :class:`Card` or a code) to :attr:`card_request`."""
+        if isinstance(card, str):
+            card = Card.parse(card)
+        self.verify_dealing_card(card)
+        target = self.card_request
+        self.card_request = None
+        operation = self._receive(target, card)
+        self._advance()
+        return operation
+
+    def _request(self, target: Any) -> None:
+        """Ask for the card ``target`` needs: drawn from the shoe at once, or awaited from the
+        reader."""
+        if self.shoe is None:
+            self.card_request = target
+        else:
+            self._receive(target, self.shoe.draw())
+
+    def _count_card(self, card: Card) -> None:
+        """Record a dealt card (the copy count matters only for card-reader input)."""
+        self.cards_dealt.append(card)
+        if self.shoe is None:
+            self._card_counts[card] += 1
+
+    # -- wagers and settlements ---------------------------------------------------------------
+
+    def _verify_limits(
+        self, amount: int, what: str, rule: str, *, limit_rule: str | None = None, per: str = ""
+    ) -> None:
+        """Raise unless ``amount`` is whole cents within the table limits and a multiple of the
+        betting unit. ``limit_rule`` cites the limits when they have a clause of their own;
+        ``per`` qualifies them (``" per spot"``)."""
+        limits = limit_rule or rule
+        rules = self.rules
+        if isinstance(amount, bool) or not isinstance(amount, int):
+            raise IllegalActionError(
+                f"A {what} of {amount!r} is not whole cents ({rule}).", rule=rule
+            )
+        if amount < rules.table_minimum:
+            raise IllegalActionError(
+                f"A {what} of {format_cents(amount)} is below the table minimum "
+                f"{format_cents(rules.table_minimum)}{per} ({limits}).",
+                rule=limits,
+            )
+        if amount > rules.table_maximum:
+            raise IllegalActionError(
+                f"A {what} of {format_cents(amount)} is above the table maximum "
+                f"{format_cents(rules.table_maximum)}{per} ({limits}).",
+                rule=limits,
+            )
+        self._verify_unit(amount, what, limits)
+
+    def _verify_unit(self, amount: int, what: str, rule: str) -> None:
+        """Raise unless ``amount`` is a multiple of the betting unit."""
+        unit = self.rules.betting_unit
+        if amount % unit:
+            raise IllegalActionError(
+                f"A {what} of {format_cents(amount)} is not a multiple of the betting unit "
+                f"{format_cents(unit)} ({rule}).",
+                rule=rule,
+            )
+
+    def _new_wager(
+        self,
+        seat: int,
+        player: str,
+        kind: WagerKind,
+        amount: int,
+        hand: int | None = None,
+        spot: int | None = None,
+    ) -> int:
+        """Put a wager on the layout; its id is its index in :attr:`wagers`."""
+        wager_id = len(self.wagers)
+        self.wagers.append(Wager(wager_id, seat, player, kind, amount, hand, spot))
+        return wager_id
+
+    def _grow_wager(self, wager_id: int, amount: int) -> None:
+        """A double raises the amount at risk on a wager."""
+        self.wagers[wager_id] = self.wagers[wager_id]._replace(amount=amount)
+
+    def _record(
+        self,
+        wager_id: int,
+        result: Result,
+        returned: int,
+        clause: str,
+        rounding: Fraction = Fraction(0),
+        dealer_round: int | None = None,
+    ) -> Settlement:
+        """Settle a wager: append its settlement record and log it."""
+        wager = self.wagers[wager_id]
+        settlement = Settlement(
+            wager_id,
+            wager.seat,
+            wager.player,
+            wager.kind,
+            wager.hand,
+            wager.amount,
+            result,
+            returned,
+            clause,
+            rounding,
+            wager.spot,
+            dealer_round,
+        )
+        self.settlements.append(settlement)
+        self.operations.append(
+            Operation(
+                "settle",
+                wager.seat,
+                wager.hand,
+                returned,
+                None,
+                None,
+                settlement,
+                None,
+                wager.player,
+            )
+        )
+        return settlement
+
+    def _log(self, operation: Operation) -> Operation:
+        """Append an operation to the round's log and return it."""
+        self.operations.append(operation)
+        return operation
