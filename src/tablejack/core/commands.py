@@ -53,6 +53,19 @@ class Command:
                 raise InvalidNotationError(f"{text!r}: the amount must be positive.")
         return cls(parts[0], parts[1].lower(), amount)
 
+    @classmethod
+    def of(cls, actor: str | int, verb: str) -> Command:
+        """A shared command without an amount (bots issue the same few commands all the time).
+
+        >>> Command.of(3, "hit") is Command.of("3", "hit")
+        True
+        """
+        key = (str(actor), verb)
+        command = _SHARED.get(key)
+        if command is None:
+            command = _SHARED[key] = cls(key[0], verb)
+        return command
+
     @property
     def seat(self) -> int:
         """The actor as a seat number; :class:`InvalidNotationError` if it is not one."""
@@ -64,3 +77,6 @@ class Command:
         if self.amount is None:
             return f"{self.actor} {self.verb}"
         return f"{self.actor} {self.verb} {format_cents(self.amount)}"
+
+
+_SHARED: dict[tuple[str, str], Command] = {}

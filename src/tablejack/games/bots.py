@@ -11,7 +11,7 @@ import random
 
 from tablejack.core.commands import Command
 from tablejack.games.classic import ClassicRound, Phase
-from tablejack.games.strategy import basic_strategy
+from tablejack.games.strategy import legal_basic_strategy
 
 __all__ = ["classic_command", "classic_seat"]
 
@@ -37,9 +37,9 @@ def classic_command(round_: ClassicRound) -> Command | None:
     """
     phase = round_.phase
     if phase is Phase.INSURANCE:
-        return _command(round_.seats_to_decide()[0], "no-insurance")
+        return Command.of(round_.seats_to_decide()[0], "no-insurance")
     if phase is Phase.EZ_BUST:
-        return _command(round_.seats_to_decide()[0], "ez-bust")
+        return Command.of(round_.seats_to_decide()[0], "ez-bust")
     if phase is not Phase.PLAYING:
         return None
     seat = round_.current_seat
@@ -49,41 +49,19 @@ def classic_command(round_: ClassicRound) -> Command | None:
         return None
     state = round_.seats[seat]
     if state.ez_split_wagers < state.splits and round_.can_place_ez_bust(seat):
-        return _command(seat, "ez-bust")
-    cards = hand.hand
-    two = len(cards.cards) == 2
-    pair = two and cards.cards[0].points == cards.cards[1].points
-    can_double = two
-    can_split = pair
-    can_surrender = two and not hand.acted
-    while True:
-        decision = basic_strategy(
-            cards,
-            up.points,
-            can_double=can_double,
-            can_split=can_split,
-            can_surrender=can_surrender,
-        )
-        # Ask the round only about the option the strategy wants; fall back if it is illegal.
-        if decision == "split" and not round_.can_split(seat):
-            can_split = False
-        elif decision == "double" and not round_.can_double_down(seat):
-            can_double = False
-        elif decision == "surrender" and not round_.can_surrender(seat):
-            can_surrender = False
-        elif decision == "hit" and not round_.can_hit(seat):
-            decision = "stand"
-            break
-        else:
-            break
-    return _command(seat, decision)
+        return Command.of(seat, "ez-bust")
+    decision = legal_basic_strategy(
+        hand.hand,
+        up.points,
+        lambda option: bool(_CLASSIC_CHECKS[option](round_, seat)),
+        surrender=not hand.acted,
+    )
+    return Command.of(seat, decision)
 
 
-_COMMANDS: dict[tuple[int, str], Command] = {}
-
-
-def _command(seat: int, verb: str) -> Command:
-    command = _COMMANDS.get((seat, verb))
-    if command is None:
-        command = _COMMANDS[(seat, verb)] = Command(str(seat), verb)
-    return command
+_CLASSIC_CHECKS = {
+    "split": ClassicRound.can_split,
+    "double": ClassicRound.can_double_down,
+    "surrender": ClassicRound.can_surrender,
+    "hit": ClassicRound.can_hit,
+}

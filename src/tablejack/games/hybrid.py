@@ -71,7 +71,7 @@ from tablejack.games.hybrid_rules import (
     buzzer_beater_review,
     warn_if_player_edge,
 )
-from tablejack.games.strategy import basic_strategy
+from tablejack.games.strategy import legal_basic_strategy
 
 __all__ = [
     "BuzzerBeaterEdgeWarning",
@@ -1598,36 +1598,17 @@ def bot_command(round_: HybridRound) -> Command | None:
         return None
     player = waiting[0]
     if round_.phase is Phase.INSURANCE:
-        return _bot_command(player, "no-insurance")
+        return Command.of(player, "no-insurance")
     hand = round_.current_hand(player)
     up = round_.up_card
     if hand is None or up is None:  # pragma: no cover - an awaited player has a hand
         return None
-    cards = hand.hand
-    two = len(cards.cards) == 2
-    can_double = two
-    can_split = two and cards.cards[0].points == cards.cards[1].points
-    while True:
-        decision = basic_strategy(
-            cards, up.points, can_double=can_double, can_split=can_split, can_surrender=False
-        )
-        if decision == "split" and not round_.can_split(player):
-            can_split = False
-        elif decision == "double" and not round_.can_double_down(player):
-            can_double = False
-        elif decision == "hit" and not round_.can_hit(player):
-            decision = "stand"
-            break
-        else:
-            break
-    return _bot_command(player, decision)
-
-
-_BOT_COMMANDS: dict[tuple[str, str], Command] = {}
-
-
-def _bot_command(player: str, verb: str) -> Command:
-    command = _BOT_COMMANDS.get((player, verb))
-    if command is None:
-        command = _BOT_COMMANDS[(player, verb)] = Command(player, verb)
-    return command
+    checks = {
+        "split": round_.can_split,
+        "double": round_.can_double_down,
+        "hit": round_.can_hit,
+    }
+    decision = legal_basic_strategy(
+        hand.hand, up.points, lambda option: checks[option](player), surrender=False
+    )
+    return Command.of(player, decision)

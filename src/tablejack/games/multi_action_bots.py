@@ -25,7 +25,7 @@ import random
 from tablejack.core.commands import Command
 from tablejack.games.bots import BOT_NAMES
 from tablejack.games.multi_action import MultiActionRound, Phase
-from tablejack.games.strategy import basic_strategy
+from tablejack.games.strategy import legal_basic_strategy
 
 __all__ = ["bot_command", "bot_seat"]
 
@@ -57,7 +57,7 @@ def bot_command(round_: MultiActionRound) -> Command | None:
     """The next bot command, or None when the round needs no player decision."""
     phase = round_.phase
     if phase is Phase.INSURANCE:
-        return _command(round_.seats_to_decide()[0], "no-insurance")
+        return Command.of(round_.seats_to_decide()[0], "no-insurance")
     if phase is not Phase.PLAYING:
         return None
     seat = round_.current_seat
@@ -65,32 +65,12 @@ def bot_command(round_: MultiActionRound) -> Command | None:
     up = round_.up_card
     if seat is None or hand is None or up is None:
         return None
-    cards = hand.hand
-    two = len(cards.cards) == 2
-    can_double = two
-    can_split = two and cards.cards[0].points == cards.cards[1].points
-    while True:
-        decision = basic_strategy(
-            cards, up.points, can_double=can_double, can_split=can_split, can_surrender=False
-        )
-        # Ask the round only about the option the strategy wants; fall back if it is illegal.
-        if decision == "split" and not round_.can_split(seat):
-            can_split = False
-        elif decision == "double" and not round_.can_double_down(seat):
-            can_double = False
-        elif decision == "hit" and not round_.can_hit(seat):
-            decision = "stand"
-            break
-        else:
-            break
-    return _command(seat, decision)
-
-
-_COMMANDS: dict[tuple[int, str], Command] = {}
-
-
-def _command(seat: int, verb: str) -> Command:
-    command = _COMMANDS.get((seat, verb))
-    if command is None:
-        command = _COMMANDS[(seat, verb)] = Command(str(seat), verb)
-    return command
+    checks = {
+        "split": round_.can_split,
+        "double": round_.can_double_down,
+        "hit": round_.can_hit,
+    }
+    decision = legal_basic_strategy(
+        hand.hand, up.points, lambda option: checks[option](seat), surrender=False
+    )
+    return Command.of(seat, decision)

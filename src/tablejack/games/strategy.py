@@ -16,11 +16,12 @@ the benchmarks play, and what a player at a terminal would expect a hint to say.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from tablejack.core.hands import Hand
 
-__all__ = ["Decision", "basic_strategy"]
+__all__ = ["Decision", "basic_strategy", "legal_basic_strategy"]
 
 Decision = Literal["hit", "stand", "double", "split", "surrender"]
 
@@ -94,3 +95,45 @@ def basic_strategy(
     if code == "d":
         return "double" if can_double else "stand"
     return "hit" if code == "H" else "stand"
+
+
+def legal_basic_strategy(
+    hand: Hand,
+    up_points: int,
+    allowed: Callable[[Decision], bool],
+    *,
+    surrender: bool = True,
+) -> Decision:
+    """The basic-strategy decision that the round allows now.
+
+    ``allowed(decision)`` asks the round (its ``can_…`` methods) and is called only for the option
+    the chart wants, so the bots stay cheap; an option the round refuses is taken off and the
+    chart read again. ``surrender`` is false where the game has no surrender.
+
+    >>> from tablejack.core import Hand
+    >>> legal_basic_strategy(Hand.of("5S 6H"), 6, lambda decision: decision != "double")
+    'hit'
+    """
+    cards = hand.cards
+    two = len(cards) == 2
+    can_double = two
+    can_split = two and cards[0].points == cards[1].points
+    can_surrender = surrender and two
+    while True:
+        decision = basic_strategy(
+            hand,
+            up_points,
+            can_double=can_double,
+            can_split=can_split,
+            can_surrender=can_surrender,
+        )
+        if decision == "split" and not allowed("split"):
+            can_split = False
+        elif decision == "double" and not allowed("double"):
+            can_double = False
+        elif decision == "surrender" and not allowed("surrender"):
+            can_surrender = False
+        elif decision == "hit" and not allowed("hit"):
+            return "stand"
+        else:
+            return decision
