@@ -34,7 +34,13 @@ from tablejack.core.money import (
     parse_odds,
 )
 
-__all__ = ["ClassicRules", "DoubleDownTotals", "TableRules", "rules_from_toml_text"]
+__all__ = [
+    "Chapter633aRules",
+    "ClassicRules",
+    "DoubleDownTotals",
+    "TableRules",
+    "rules_from_toml_text",
+]
 
 MONEY_FIELDS = frozenset({"table_minimum", "table_maximum", "betting_unit"})
 
@@ -310,19 +316,26 @@ def _freeze(value: Any) -> Any:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ClassicRules(TableRules):
-    """Chapter 633a Blackjack on a standard table, with the optional EZ Bust wager (633b.16).
+class Chapter633aRules(TableRules):
+    """The Chapter 633a choices every PA table game inherits: the dealer's soft 17, insurance and
+    even money (§ 633a.8), double down (§ 633a.10) and splitting (§ 633a.11). Subclassed by the
+    classic table and the hybrid tables, which cite their own clause for S17."""
 
-    Defaults follow ``referenced-rules.md`` §1: S17, double on any two cards, double after
-    split, split to four hands, no resplit of aces, one card to each split ace, late surrender,
-    insurance and even money, hole card checked with the card reader device.
-    """
-
-    game: ClassVar[str] = "classic"
+    s17_clause: ClassVar[str] = "PA 633a.7"
+    """The clause that makes the dealer stand on all 17s in this game."""
+    even_money_clause: ClassVar[str] = "PA 633a.8(e)"
+    """The clause that offers even money in this game."""
 
     dealer_hits_soft_17: bool = False
     """H17 if true. The PA texts require the dealer to stand on all 17s (S17, § 633a.7;
-    633c.5(s)), so a classic table may not set it."""
+    633c.5(s)), so a PA table may not set it."""
+
+    insurance: bool = True
+    """Insurance up to half the Blackjack Wager when the up card is an ace, pays 2 to 1
+    (§ 633a.8)."""
+
+    even_money: bool = True
+    """A player Blackjack may take even money against an up ace (§ 633a.8(e))."""
 
     double_down_totals: str = DoubleDownTotals.ANY
     """First-two-card totals that may double (§ 633a.10): "any", "9-11" or "10-11"."""
@@ -342,16 +355,52 @@ class ClassicRules(TableRules):
     one_card_to_split_aces: bool = True
     """Each split ace receives exactly one card (§ 633a.11; industry norm, 633c.5(aa)(3)(i))."""
 
+    def _check(self) -> None:
+        TableRules._check(self)
+        if self.dealer_hits_soft_17:
+            raise RulesError(
+                "dealer_hits_soft_17 = true is not allowed: the dealer stands on all 17s, hard "
+                f"or soft ({self.s17_clause}).",
+                rule=self.s17_clause,
+            )
+        if self.double_down_totals not in DoubleDownTotals.CHOICES:
+            raise RulesError(
+                f"double_down_totals = {self.double_down_totals!r} must be one of "
+                f"{', '.join(DoubleDownTotals.CHOICES)} (PA 633a.10).",
+                rule="PA 633a.10",
+            )
+        if not 2 <= self.max_split_hands <= 8:
+            raise RulesError(
+                f"max_split_hands = {self.max_split_hands!r} must be from 2 to 8 (PA 633a.11(c)).",
+                rule="PA 633a.11(c)",
+            )
+        if self.even_money and not self.insurance:
+            raise RulesError(
+                "even_money = true needs insurance = true: even money is the insurance of a "
+                f"Blackjack ({self.even_money_clause}).",
+                rule=self.even_money_clause,
+            )
+
+    @property
+    def double_totals(self) -> frozenset[int] | None:
+        """The totals that may double, or None for any two cards."""
+        return DoubleDownTotals.CHOICES[self.double_down_totals]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClassicRules(Chapter633aRules):
+    """Chapter 633a Blackjack on a standard table, with the optional EZ Bust wager (633b.16).
+
+    Defaults follow ``referenced-rules.md`` §1: S17, double on any two cards, double after
+    split, split to four hands, no resplit of aces, one card to each split ace, late surrender,
+    insurance and even money, hole card checked with the card reader device.
+    """
+
+    game: ClassVar[str] = "classic"
+
     late_surrender: bool = True
     """LS: after the dealer checks for Blackjack, a first two-card hand may surrender half
     (§ 633a.9)."""
-
-    insurance: bool = True
-    """Insurance up to half the Blackjack Wager when the up card is an ace, pays 2 to 1
-    (§ 633a.8)."""
-
-    even_money: bool = True
-    """A player Blackjack may take even money against an up ace (§ 633a.8(e))."""
 
     hole_card_peek: bool = True
     """The dealer checks the hole card with the card reader device when the up card is an ace or
@@ -370,37 +419,9 @@ class ClassicRules(TableRules):
         return "Chapter 633a Blackjack"
 
     def _check(self) -> None:
-        TableRules._check(self)
-        if self.dealer_hits_soft_17:
-            raise RulesError(
-                "dealer_hits_soft_17 = true is not allowed: the dealer stands on all 17s, hard "
-                "or soft (PA 633a.7; 633c.5(s)).",
-                rule="PA 633a.7",
-            )
-        if self.double_down_totals not in DoubleDownTotals.CHOICES:
-            raise RulesError(
-                f"double_down_totals = {self.double_down_totals!r} must be one of "
-                f"{', '.join(DoubleDownTotals.CHOICES)} (PA 633a.10).",
-                rule="PA 633a.10",
-            )
-        if not 2 <= self.max_split_hands <= 8:
-            raise RulesError(
-                f"max_split_hands = {self.max_split_hands!r} must be from 2 to 8 (PA 633a.11(c)).",
-                rule="PA 633a.11(c)",
-            )
-        if self.even_money and not self.insurance:
-            raise RulesError(
-                "even_money = true needs insurance = true: even money is the insurance of a "
-                "Blackjack (PA 633a.8(e)).",
-                rule="PA 633a.8(e)",
-            )
+        Chapter633aRules._check(self)
         if self.ez_bust_push_all and not self.ez_bust:
             raise RulesError(
                 "ez_bust_push_all = true needs ez_bust = true (PA 633b.16(g)).",
                 rule="PA 633b.16(g)",
             )
-
-    @property
-    def double_totals(self) -> frozenset[int] | None:
-        """The totals that may double, or None for any two cards."""
-        return DoubleDownTotals.CHOICES[self.double_down_totals]

@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Self
 
 from tablejack.core.errors import InvalidNotationError, RulesError
 from tablejack.core.money import format_odds, parse_odds
-from tablejack.core.rules import DoubleDownTotals, TableRules, read_toml
+from tablejack.core.rules import Chapter633aRules, TableRules, read_toml
 
 __all__ = [
     "BUZZER_BEATER_HANDS",
@@ -156,7 +156,7 @@ REGULATION_PAYTABLE: tuple[BuzzerBeaterRow, ...] = (
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class HybridRules(TableRules):
+class HybridRules(Chapter633aRules):
     """Blackjack on a hybrid gaming table, version A: three player positions, community cards,
     countdown clock, Buzzer Beater (PA 633c.5(a)–(v)).
 
@@ -169,38 +169,13 @@ class HybridRules(TableRules):
     game: ClassVar[str] = "hybrid"
     allowed_decks: ClassVar[frozenset[int]] = frozenset({6, 8})
     decks_clause: ClassVar[str] = "PA 633c.5(f)"
+    s17_clause: ClassVar[str] = "PA 633c.5(s)"
+    even_money_clause: ClassVar[str] = "PA 633c.5(o)"
     max_seats: ClassVar[int] = 3
     """Player positions on the layout (633c.5(b)(2), (l))."""
 
-    dealer_hits_soft_17: bool = False
-    """H17 if true; not allowed: the dealer stands on all 17s, hard or soft (633c.5(s), (c)(2))."""
-
     insurance_pays: Fraction = Fraction(2)
     """Odds of a winning insurance wager: 2 to 1 (633c.5(v)(2), (c)(2))."""
-
-    insurance: bool = True
-    """Insurance, up to half the Blackjack Wager, offered against an up ace (633c.5(o); § 633a.8)."""
-
-    even_money: bool = True
-    """A player Blackjack may take even money against an up ace (633c.5(o); § 633a.8(e))."""
-
-    double_down_totals: str = DoubleDownTotals.ANY
-    """First-two-card totals that may double (§ 633a.10; 633c.5(p)(2)): "any", "9-11", "10-11"."""
-
-    double_after_split: bool = True
-    """DAS: a split hand may double after its second card (§ 633a.11(c))."""
-
-    double_for_less: bool = True
-    """A double may be any amount up to the hand's wager, in betting units (§ 633a.10)."""
-
-    max_split_hands: int = 4
-    """The most hands one player's hand may become by splitting (§ 633a.11(c))."""
-
-    resplit_aces: bool = False
-    """RSA: split aces may be split again (§ 633a.11(c))."""
-
-    one_card_to_split_aces: bool = True
-    """Each split ace receives exactly one community card (§ 633a.11; 633c.5(aa)(3)(i))."""
 
     countdown_seconds: int = 20
     """Length of the countdown clock on the terminals, in seconds (633c.5(p)(2)). The engine has
@@ -240,13 +215,7 @@ class HybridRules(TableRules):
         return "Blackjack on a hybrid gaming table"
 
     def _check(self) -> None:
-        TableRules._check(self)
-        if self.dealer_hits_soft_17:
-            raise RulesError(
-                "dealer_hits_soft_17 = true is not allowed: the dealer stands on all 17s, hard "
-                "or soft (PA 633c.5(s), (c)(2)).",
-                rule="PA 633c.5(s)",
-            )
+        Chapter633aRules._check(self)
         if self.blackjack_pays != Fraction(3, 2):
             raise RulesError(
                 f"blackjack_pays = {format_odds(self.blackjack_pays)!r} is not allowed: a "
@@ -258,23 +227,6 @@ class HybridRules(TableRules):
                 f"insurance_pays = {format_odds(self.insurance_pays)!r} is not allowed: "
                 "insurance pays 2 to 1 (PA 633c.5(v)(2), (c)(2)).",
                 rule="PA 633c.5(v)(2)",
-            )
-        if self.even_money and not self.insurance:
-            raise RulesError(
-                "even_money = true needs insurance = true: even money is the insurance of a "
-                "Blackjack (PA 633c.5(o); § 633a.8(e)).",
-                rule="PA 633c.5(o)",
-            )
-        if self.double_down_totals not in DoubleDownTotals.CHOICES:
-            raise RulesError(
-                f"double_down_totals = {self.double_down_totals!r} must be one of "
-                f"{', '.join(DoubleDownTotals.CHOICES)} (PA 633a.10).",
-                rule="PA 633a.10",
-            )
-        if not 2 <= self.max_split_hands <= 8:
-            raise RulesError(
-                f"max_split_hands = {self.max_split_hands!r} must be from 2 to 8 (PA 633a.11(c)).",
-                rule="PA 633a.11(c)",
             )
         if not 1 <= self.countdown_seconds <= 600:
             raise RulesError(
@@ -343,11 +295,6 @@ class HybridRules(TableRules):
             )
 
     # -- derived ---------------------------------------------------------------------------
-
-    @property
-    def double_totals(self) -> frozenset[int] | None:
-        """The totals that may double, or None for any two cards."""
-        return DoubleDownTotals.CHOICES[self.double_down_totals]
 
     def buzzer_beater_odds(self, player: str, dealer: str) -> Fraction | None:
         """The paytable's odds for ``player`` against ``dealer`` (hand labels), or None.
