@@ -46,9 +46,10 @@ from tablejack.core.records import (
     Result,
     WagerKind,
 )
-from tablejack.core.round import RoundRecords, can
+from tablejack.core.round import can
 from tablejack.core.rules import ClassicRules
 from tablejack.core.shoe import Shoe
+from tablejack.games.turns import SeatTurns
 
 __all__ = ["CardTarget", "ClassicRound", "Phase", "PlayerHand", "SeatState"]
 
@@ -167,10 +168,13 @@ class SeatState:
     splits: int = 0
 
 
-class ClassicRound(RoundRecords):
+class ClassicRound(SeatTurns):
     """One round of Chapter 633a Blackjack (with EZ Bust when the rules offer it)."""
 
     game = "classic"
+    turn_clause = DEAL
+    split_clause = SPLIT
+    playing_phase = _PLAYING
 
     def __init__(self, rules: ClassicRules, shoe: Shoe | None = None) -> None:
         if not isinstance(rules, ClassicRules):
@@ -204,24 +208,6 @@ class ClassicRound(RoundRecords):
     def is_complete(self) -> bool:
         """True once every wager is settled."""
         return self.phase is _COMPLETE
-
-    @property
-    def current_seat(self) -> int | None:
-        """The seat whose decision the round waits for while playing, else None."""
-        if self.phase is not _PLAYING or self._turn >= len(self._order):
-            return None
-        return self._order[self._turn]
-
-    @property
-    def current_hand(self) -> PlayerHand | None:
-        """The hand being played, else None."""
-        seat = self.current_seat
-        if seat is None:
-            return None
-        for hand in self.seats[seat].hands:
-            if not hand.done:
-                return hand
-        return None  # pragma: no cover - a seat in turn always has an unfinished hand
 
     def seats_to_decide(self) -> list[int]:
         """Seats whose insurance or EZ Bust decision the open window still waits for."""
@@ -603,79 +589,6 @@ class ClassicRound(RoundRecords):
         return operation
 
     # -- player decisions ------------------------------------------------------------------
-
-    def _verify_turn(self, seat: int, action: str, rule: str) -> PlayerHand:
-        if self.card_request is not None:
-            raise IllegalActionError(
-                f"Seat {seat!r} cannot {action} yet: the dealer must first deal a card to "
-                f"{self.card_request.describe()} ({DEAL}).",
-                rule=DEAL,
-            )
-        if self.phase is not _PLAYING:
-            raise IllegalActionError(
-                f"Seat {seat!r} cannot {action} now: the round is in {self.phase} ({rule}).",
-                rule=rule,
-            )
-        state = self.seats.get(seat)
-        if state is None:
-            raise IllegalActionError(f"Seat {seat!r} has no hand this round ({rule}).", rule=rule)
-        current = self.current_seat
-        if current != seat:
-            raise IllegalActionError(
-                f"Seat {seat} cannot {action}: it is seat {current}'s turn; seats play "
-                f"in order from the dealer's left ({DEAL}).",
-                rule=DEAL,
-            )
-        for hand in state.hands:
-            if not hand.done:
-                return hand
-        raise AssertionError("a seat in turn always has an unfinished hand")  # pragma: no cover
-
-    def verify_hitting(self, seat: int) -> None:
-        """Raise unless ``seat``'s current hand may draw a card."""
-        hand = self._verify_turn(seat, "hit", DEAL)
-        if hand.hand.total >= 21:
-            raise IllegalActionError(
-                f"A hand of {hand.hand.total} may not draw ({DEAL}).", rule=DEAL
-            )
-        if hand.split_aces and self.rules.one_card_to_split_aces:
-            raise IllegalActionError(f"A split ace receives one card only ({SPLIT}).", rule=SPLIT)
-
-    def can_hit(self, seat: int) -> bool:
-        """Whether :meth:`hit` would succeed."""
-        return can(self.verify_hitting, seat)
-
-    def hit(self, seat: int) -> Operation:
-        """Draw a card to ``seat``'s current hand."""
-        self.verify_hitting(seat)
-        hand = self.current_hand
-        assert hand is not None
-        hand.acted = True
-        hand.awaiting_card = True
-        operation = self._log(Operation("hit", seat=seat, hand=hand.index, command=f"{seat} hit"))
-        self._advance()
-        return operation
-
-    def verify_standing(self, seat: int) -> None:
-        """Raise unless ``seat`` may stand on its current hand."""
-        self._verify_turn(seat, "stand", DEAL)
-
-    def can_stand(self, seat: int) -> bool:
-        """Whether :meth:`stand` would succeed."""
-        return can(self.verify_standing, seat)
-
-    def stand(self, seat: int) -> Operation:
-        """Stand: ``seat``'s current hand is complete."""
-        self.verify_standing(seat)
-        hand = self.current_hand
-        assert hand is not None
-        hand.acted = True
-        hand.done = True
-        operation = self._log(
-            Operation("stand", seat=seat, hand=hand.index, command=f"{seat} stand")
-        )
-        self._advance()
-        return operation
 
     def verify_doubling_down(self, seat: int, amount: int | None = None) -> None:
         """Raise unless ``seat`` may double its current hand by ``amount`` (§ 633a.10)."""

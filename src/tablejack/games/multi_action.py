@@ -47,9 +47,10 @@ from tablejack.core.records import (
     Result,
     WagerKind,
 )
-from tablejack.core.round import RoundRecords, can
+from tablejack.core.round import can
 from tablejack.core.rules import TableRules
 from tablejack.core.shoe import Shoe
+from tablejack.games.turns import SeatTurns
 
 __all__ = [
     "CardTarget",
@@ -295,11 +296,14 @@ class SeatState:
         return tuple(spot for spot in SPOTS if self.spots[spot - 1])
 
 
-class MultiActionRound(RoundRecords):
+class MultiActionRound(SeatTurns):
     """One game of NJ multi-action blackjack: one deal, one hand per player, three dealer
     rounds."""
 
     game = "multi-action"
+    turn_clause = PLAY
+    split_clause = SPLIT
+    playing_phase = Phase.PLAYING
     irregularity_clause = DEAL
 
     def __init__(self, rules: MultiActionRules, shoe: Shoe | None = None) -> None:
@@ -334,21 +338,6 @@ class MultiActionRound(RoundRecords):
     def up_card(self) -> Card | None:
         """The dealer's first card, face up, used in all three rounds ((f)(2))."""
         return self.first_card
-
-    @property
-    def current_seat(self) -> int | None:
-        """The seat whose decision the round waits for while playing, else None."""
-        if self.phase is not Phase.PLAYING or self._turn >= len(self._order):
-            return None
-        return self._order[self._turn]
-
-    @property
-    def current_hand(self) -> PlayerHand | None:
-        """The hand being played, else None."""
-        seat = self.current_seat
-        if seat is None:
-            return None
-        return next((hand for hand in self.seats[seat].hands if not hand.done), None)
 
     def seats_to_decide(self) -> list[int]:
         """Seats whose insurance decision is awaited, or the seat in turn."""
@@ -597,76 +586,6 @@ class MultiActionRound(RoundRecords):
         return operation
 
     # -- player decisions (f)(3) ---------------------------------------------------------------
-
-    def _verify_turn(self, seat: int, action: str, rule: str) -> PlayerHand:
-        if self.card_request is not None:
-            raise IllegalActionError(
-                f"Seat {seat!r} cannot {action} yet: the dealer must first deal a card to "
-                f"{self.card_request.describe()} ({DEAL}).",
-                rule=DEAL,
-            )
-        if self.phase is not Phase.PLAYING:
-            raise IllegalActionError(
-                f"Seat {seat!r} cannot {action} now: the round is in {self.phase} ({rule}).",
-                rule=rule,
-            )
-        if seat not in self.seats:
-            raise IllegalActionError(f"Seat {seat!r} has no hand this game ({rule}).", rule=rule)
-        if self.current_seat != seat:
-            raise IllegalActionError(
-                f"Seat {seat} cannot {action}: it is seat {self.current_seat}'s turn; players "
-                f"act in order from the dealer's left ({PLAY}).",
-                rule=PLAY,
-            )
-        hand = self.current_hand
-        assert hand is not None
-        return hand
-
-    def verify_hitting(self, seat: int) -> None:
-        """Raise unless ``seat``'s current hand may take a hit ((f)(3))."""
-        hand = self._verify_turn(seat, "hit", PLAY)
-        if hand.hand.total >= 21:
-            raise IllegalActionError(
-                f"A hand of {hand.hand.total} may not take a hit ({PLAY}).", rule=PLAY
-            )
-        if hand.split_aces and self.rules.one_card_to_split_aces:
-            raise IllegalActionError(f"A split ace receives one card only ({SPLIT}).", rule=SPLIT)
-
-    def can_hit(self, seat: int) -> bool:
-        """Whether :meth:`hit` would succeed."""
-        return can(self.verify_hitting, seat)
-
-    def hit(self, seat: int) -> Operation:
-        """Take a hit: one more card to ``seat``'s current hand ((f)(3))."""
-        self.verify_hitting(seat)
-        hand = self.current_hand
-        assert hand is not None
-        hand.acted = True
-        hand.awaiting_card = True
-        operation = self._log(Operation("hit", seat=seat, hand=hand.index, command=f"{seat} hit"))
-        self._advance()
-        return operation
-
-    def verify_standing(self, seat: int) -> None:
-        """Raise unless ``seat`` may stand (stay) on its current hand ((f)(3))."""
-        self._verify_turn(seat, "stand", PLAY)
-
-    def can_stand(self, seat: int) -> bool:
-        """Whether :meth:`stand` would succeed."""
-        return can(self.verify_standing, seat)
-
-    def stand(self, seat: int) -> Operation:
-        """Stay: ``seat``'s current hand is complete ((f)(3))."""
-        self.verify_standing(seat)
-        hand = self.current_hand
-        assert hand is not None
-        hand.acted = True
-        hand.done = True
-        operation = self._log(
-            Operation("stand", seat=seat, hand=hand.index, command=f"{seat} stand")
-        )
-        self._advance()
-        return operation
 
     def verify_doubling_down(self, seat: int, spots: Sequence[int] | None = None) -> None:
         """Raise unless ``seat`` may double its current hand on ``spots`` (default: every
