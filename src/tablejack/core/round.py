@@ -233,8 +233,10 @@ class RoundRecords:
         clause: str,
         rounding: Fraction = Fraction(0),
         dealer_round: int | None = None,
+        note: str | None = None,
     ) -> Settlement:
-        """Settle a wager: append its settlement record and log it."""
+        """Settle a wager: append its settlement record and log it (``note``, default the
+        player's name, is kept on the logged operation, e.g. the paytable line that paid)."""
         wager = self.wagers[wager_id]
         settlement = Settlement(
             wager_id,
@@ -261,7 +263,7 @@ class RoundRecords:
                 None,
                 settlement,
                 None,
-                wager.player,
+                wager.player if note is None else note,
             )
         )
         return settlement

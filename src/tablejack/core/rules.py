@@ -151,6 +151,14 @@ class TableRules:
                 rule="PA 633a.13",
             )
 
+    def _check_choice(self, name: str, choices: tuple[str, ...], rule: str) -> None:
+        """Raise unless the field ``name`` holds one of ``choices``."""
+        value = getattr(self, name)
+        if value not in choices:
+            raise RulesError(
+                f"{name} = {value!r} must be one of {', '.join(choices)} ({rule}).", rule=rule
+            )
+
     @classmethod
     def _game_title(cls) -> str:
         return cls.game

@@ -23,6 +23,9 @@ from tablejack.games import (
     bots,
     classic,
     hybrid,
+    hybrid_shared,
+    hybrid_shared_bots,
+    hybrid_shared_rules,
     multi_action,
     multi_action_bots,
 )
@@ -125,6 +128,18 @@ GAMES: dict[str, Game] = {
         bot_seat=hybrid.bot_seat,
         bot_command=hybrid.bot_command,
         default_players=12,
+    ),
+    "hybrid-shared": Game(
+        id="hybrid-shared",
+        title="PA 633c.5(w)-(ee) hybrid table, no hole card, one shared start",
+        rules_class=hybrid_shared_rules.HybridSharedRules,
+        new_round=hybrid_shared.HybridSharedRound,
+        seat_players=hybrid_shared.seat_players,
+        seats_of=hybrid_shared.seats_of,
+        transcript=hybrid_shared.transcript,
+        bot_seat=hybrid_shared_bots.bot_seat,
+        bot_command=hybrid_shared_bots.bot_command,
+        default_players=20,
     ),
 }
 

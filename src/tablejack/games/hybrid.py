@@ -1324,8 +1324,11 @@ class HybridRound(RoundRecords):
         clause: str,
         rounding: Fraction = Fraction(0),
         dealer_round: int | None = None,
+        note: str | None = None,
     ) -> Settlement:
-        settlement = super()._record(wager_id, result, returned, clause, rounding, dealer_round)
+        settlement = super()._record(
+            wager_id, result, returned, clause, rounding, dealer_round, note
+        )
         kind = settlement.kind
         if kind is not WagerKind.BLACKJACK:
             label = "Buzzer Beater" if kind is WagerKind.BUZZER_BEATER else "insurance"

@@ -287,13 +287,6 @@ class HybridRules(Chapter633aRules):
                 "buzzer_beater_review_odds must be positive odds (A-13).", rule=PAYTABLE_CLAUSE
             )
 
-    def _check_choice(self, name: str, choices: tuple[str, ...], rule: str) -> None:
-        value = getattr(self, name)
-        if value not in choices:
-            raise RulesError(
-                f"{name} = {value!r} must be one of {', '.join(choices)} ({rule}).", rule=rule
-            )
-
     # -- derived ---------------------------------------------------------------------------
 
     def buzzer_beater_odds(self, player: str, dealer: str) -> Fraction | None:
