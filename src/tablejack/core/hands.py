@@ -106,15 +106,24 @@ class Hand:
     def __len__(self) -> int:
         return len(self.cards)
 
+    def total_text(self) -> str:
+        """The total in words: ``'Blackjack'``, ``'soft 17'``, ``'23 bust'``, ``'20'``.
+
+        >>> Hand.of("AS 6D").total_text(), Hand.of("KS QD 5C").total_text()
+        ('soft 17', '25 bust')
+        """
+        if self.is_blackjack:
+            return "Blackjack"
+        total = self.total
+        if self._hard > 21:
+            return f"{total} bust"
+        soft = "soft " if self.is_soft and total < 21 else ""
+        return f"{soft}{total}"
+
     def describe(self) -> str:
         """The cards in display form and the total: ``'A♠ 6♦ = soft 17'``."""
         cards = " ".join(card.display for card in self.cards)
-        if self.is_blackjack:
-            return f"{cards} = Blackjack"
-        if self.is_bust:
-            return f"{cards} = {self.total} bust"
-        soft = "soft " if self.is_soft and self.total < 21 else ""
-        return f"{cards} = {soft}{self.total}"
+        return f"{cards} = {self.total_text()}"
 
     def __repr__(self) -> str:
         codes = " ".join(card.code for card in self.cards)

@@ -1100,13 +1100,13 @@ def transcript(round_: ClassicRound) -> list[str]:
                 verb = pending.pop(key, None)
                 parts = lines.setdefault(key, [])
                 if verb is not None:
-                    parts.append(f"{verb} {op.card.display} = {_total_text(hand)}")
+                    parts.append(f"{verb} {op.card.display} = {hand.total_text()}")
                 elif len(hand.cards) == 2:
                     parts.append(hand.describe())
             else:
                 dealer.add(op.card)
                 if op.target == "dealer":
-                    dealer_text.append(f"draws {op.card.display} = {_total_text(dealer)}")
+                    dealer_text.append(f"draws {op.card.display} = {dealer.total_text()}")
                 elif op.target == "dealer hole card":
                     dealer_text.append("hole card face down")
         elif kind in ("hit", "double") and op.seat is not None and op.hand is not None:
@@ -1135,7 +1135,7 @@ def transcript(round_: ClassicRound) -> list[str]:
         elif kind == "peek":
             dealer_text.append(f"card reader: {op.note}")
         elif kind == "reveal" and op.card is not None:
-            dealer_text.append(f"turns {op.card.display} = {_total_text(dealer)}")
+            dealer_text.append(f"turns {op.card.display} = {dealer.total_text()}")
         elif kind == "settle" and op.settlement is not None:
             settlement = op.settlement
             text = f"{_KIND_LABELS[settlement.kind]} {settlement.describe()}"
@@ -1159,12 +1159,3 @@ _KIND_LABELS = {
     WagerKind.INSURANCE: "insurance",
     WagerKind.EZ_BUST: "EZ Bust",
 }
-
-
-def _total_text(hand: Hand) -> str:
-    if hand.is_blackjack:
-        return "Blackjack"
-    if hand.is_bust:
-        return f"{hand.total} bust"
-    soft = "soft " if hand.is_soft and hand.total < 21 else ""
-    return f"{soft}{hand.total}"

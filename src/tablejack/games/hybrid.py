@@ -455,7 +455,7 @@ class HybridRound(RoundRecords):
         hand.hand.add(card)
         hand.awaiting_card = False
         state.cursor = number
-        hand.steps.append(f"takes C{number} {card.display} = {_total_text(hand.hand)}")
+        hand.steps.append(f"takes C{number} {card.display} = {hand.hand.total_text()}")
         self._log(
             Operation(
                 "take",
@@ -1490,15 +1490,6 @@ def _strength(hand: Hand) -> int:
     return 22 if hand.is_blackjack else hand.total
 
 
-def _total_text(hand: Hand) -> str:
-    if hand.is_blackjack:
-        return "Blackjack"
-    if hand.is_bust:
-        return f"{hand.total} bust"
-    soft = "soft " if hand.is_soft and hand.total < 21 else ""
-    return f"{soft}{hand.total}"
-
-
 # -- the registry's functions (tablejack.games.GAMES["hybrid"]) ------------------------------
 
 SEAT_KEYS = frozenset({"player", "position", "wager", "buzzer_beater"})
@@ -1550,7 +1541,7 @@ def transcript(round_: HybridRound) -> list[str]:
         elif op.kind == "card" and op.target == "dealer" and op.card is not None:
             dealer_parts.append(f"draws {op.card.display}")
     up = round_.up_card.display if round_.up_card is not None else "?"
-    final = f" = {_total_text(round_.dealer)}" if round_.hole_card_revealed else ""
+    final = f" = {round_.dealer.total_text()}" if round_.hole_card_revealed else ""
     out = [f"Dealer: up card {up}" + "".join(f", {part}" for part in dealer_parts) + final]
     for position, cards in round_.position_cards.items():
         out.append(f"Position {position}: " + " ".join(card.display for card in cards))

@@ -1113,7 +1113,7 @@ def transcript(round_: MultiActionRound) -> list[str]:
             verb = pending.pop(key, None)
             parts = lines.setdefault(key, [])
             if verb is not None:
-                parts.append(f"{verb} {op.card.display} = {_total_text(hand)}")
+                parts.append(f"{verb} {op.card.display} = {hand.total_text()}")
             elif len(hand.cards) == 2:
                 parts.append(hand.describe())
         elif kind in ("hit", "double") and op.seat is not None and op.hand is not None:
@@ -1170,16 +1170,7 @@ def transcript(round_: MultiActionRound) -> list[str]:
 
 def _dealer_text(hand: Hand) -> str:
     cards = " ".join(card.display for card in hand.cards)
-    return f"{cards} = {_total_text(hand)}"
-
-
-def _total_text(hand: Hand) -> str:
-    if hand.is_blackjack:
-        return "Blackjack"
-    if hand.is_bust:
-        return f"{hand.total} bust"
-    soft = "soft " if hand.is_soft and hand.total < 21 else ""
-    return f"{soft}{hand.total}"
+    return f"{cards} = {hand.total_text()}"
 
 
 def _spots(amounts: Sequence[int]) -> str:
