@@ -3,6 +3,17 @@
 Settlements and operations are named tuples: immutable, compared by value, and cheap to create
 (a round of seven seats makes about sixty of them).
 
+>>> wager = Wager(0, 1, "ann", WagerKind.BLACKJACK, 1000, 0)
+>>> won = Settlement(0, 1, "ann", WagerKind.BLACKJACK, 0, 1000, Result.BLACKJACK, 2500, "PA 633a.13")
+>>> won.net, won.winnings, won.describe()
+(1500, 1500, 'wins $15.00 (PA 633a.13)')
+>>> check_settlements([wager], [won])          # the house's net
+-1500
+>>> check_settlements([wager], [won, won])
+Traceback (most recent call last):
+...
+AssertionError: wager 0 settled twice
+
 Every public verb of a round appends one :class:`Operation` to the round's log and returns it;
 every settled wager is a :class:`Settlement`. A round's records always balance: the players' net
 plus the house's net is zero, and every wager is settled exactly once
