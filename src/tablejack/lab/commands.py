@@ -1,0 +1,383 @@
+"""The math lab's commands: ``edge``, ``dealer-odds``, ``strategy``, ``simulate``, ``parsheet``.
+
+:func:`register` mounts them on the ``tablejack`` CLI. numpy and numba load inside the command
+bodies, so ``tablejack --help`` stays fast. Every command takes ``--json`` and prints one JSON
+object; a bad game, wager, rule combination or option prints a sentence and exits with code 2.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+__all__ = ["register"]
+
+errors = Console(stderr=True, highlight=False)
+console = Console(highlight=False, soft_wrap=True)
+
+GameOption = Annotated[str, typer.Option("--game", help="Game id (the lab analyses: classic).")]
+RulesOption = Annotated[
+    Path | None, typer.Option("--rules", help="Rules file (TOML); default: the game's defaults.")
+]
+DecksOption = Annotated[int | None, typer.Option("--decks", help="Number of decks.")]
+H17Option = Annotated[
+    bool | None, typer.Option("--h17/--s17", help="Dealer hits (H17) or stands on soft 17.")
+]
+DasOption = Annotated[bool | None, typer.Option("--das/--no-das", help="Double after split.")]
+SplitOption = Annotated[
+    int | None, typer.Option("--split-hands", help="Most hands from splitting one hand.")
+]
+RsaOption = Annotated[bool | None, typer.Option("--rsa/--no-rsa", help="Resplit aces.")]
+SurrenderOption = Annotated[
+    bool | None, typer.Option("--surrender/--no-surrender", help="Late surrender.")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+
+
+class _InputError(Exception):
+    """A user error to print and exit 2 on."""
+
+
+def _fail(message: str) -> typer.Exit:
+    errors.print(f"[bold red]error:[/] {message}")
+    return typer.Exit(code=2)
+
+
+@contextmanager
+def _clean_errors() -> Iterator[None]:
+    """Turn the lab's and the engine's input errors into a message and exit code 2."""
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except (ValueError, ConnectionError, OSError, _InputError) as error:
+        rule = getattr(error, "rule", "")
+        text = str(error) + (f" ({rule})" if rule and rule not in str(error) else "")
+        raise _fail(text) from None
+
+
+def _rules(game: str, rules_file: Path | None, **flags: Any) -> tuple[Any, Any, Any]:
+    from tablejack.lab.games import lab_game, rules_for
+
+    spec = lab_game(game)
+    rules, analysis = rules_for(game, rules_file, **flags)
+    return spec, rules, analysis
+
+
+def _print_json(payload: dict[str, Any]) -> None:
+    print(json.dumps(payload, indent=2, default=_json_default))
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return str(value)
+
+
+@contextmanager
+def _progress(label: str, enabled: bool) -> Iterator[Callable[[int, int], None]]:
+    with Progress(
+        f"[progress.description]{label}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=errors,
+        disable=not enabled,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield update
+
+
+def edge(
+    game: GameOption = "classic",
+    decks: DecksOption = None,
+    h17: H17Option = None,
+    das: DasOption = None,
+    split_hands: SplitOption = None,
+    rsa: RsaOption = None,
+    surrender: SurrenderOption = None,
+    rules_file: RulesOption = None,
+    wager: Annotated[
+        str, typer.Option("--wager", help="Wager: blackjack (main), insurance, ez_bust.")
+    ] = "blackjack",
+    as_json: JsonOption = False,
+) -> None:
+    """The exact house edge of a wager under the generated basic strategy (fresh shoe)."""
+    with _clean_errors():
+        spec, rules, analysis = _rules(
+            game,
+            rules_file,
+            decks=decks,
+            h17=h17,
+            das=das,
+            split_hands=split_hands,
+            rsa=rsa,
+            surrender=surrender,
+        )
+        name = spec.wager(wager)
+        with _progress("exact analysis", not as_json):
+            figures = spec.exact(analysis, name)
+        payload = {
+            "game": game,
+            "wager": name,
+            "rules": {**rules.to_mapping(), "analysis": analysis.to_json()},
+            "house_edge": figures["house_edge"],
+            "method": "exact",
+            "details": {k: v for k, v in figures.items() if k != "house_edge"},
+        }
+    if as_json:
+        _print_json(payload)
+        return
+    console.print(
+        f"{game} {name} ({analysis.abbreviation()}): house edge "
+        f"[bold]{payload['house_edge'] * 100:.4f}%[/] (exact)"
+    )
+
+
+def dealer_odds(
+    decks: Annotated[
+        str, typer.Option("--decks", help="Decks (1-8) or 'inf' for an infinite deck.")
+    ] = "6",
+    h17: Annotated[
+        bool, typer.Option("--h17/--s17", help="Dealer hits (H17) or stands on soft 17.")
+    ] = False,
+    post_peek: Annotated[
+        bool, typer.Option("--post-peek", help="Given the dealer has no Blackjack.")
+    ] = False,
+    removed: Annotated[
+        str, typer.Option("--removed", help="Cards already seen, e.g. '5 5 T'.")
+    ] = "",
+    as_json: JsonOption = False,
+) -> None:
+    """The dealer's final-outcome probabilities by up card."""
+    with _clean_errors():
+        from tablejack.lab.exact import dealer_table
+        from tablejack.lab.model import DEALER_OUTCOMES, AnalysisRules
+
+        deck_count = _parse_decks(decks)
+        rules = AnalysisRules(decks=deck_count, h17=h17)
+        table = dealer_table(rules, post_peek=post_peek, removed=removed.replace(",", " ").split())
+    if as_json:
+        _print_json(
+            {
+                "decks": deck_count if deck_count is not None else "inf",
+                "h17": h17,
+                "post_peek": post_peek,
+                "removed": removed.replace(",", " ").split(),
+                "upcards": table,
+            }
+        )
+        return
+    console.print(
+        f"Dealer outcomes, {rules.deck_label}, {'H17' if h17 else 'S17'}"
+        f"{', post-peek' if post_peek else ''}"
+    )
+    console.print("up   " + " ".join(f"{o:>9}" for o in DEALER_OUTCOMES))
+    for up, probs in table.items():
+        console.print(f"{up:<4} " + " ".join(f"{probs[o]:>9.6f}" for o in DEALER_OUTCOMES))
+
+
+def _parse_decks(text: str) -> int | None:
+    if text.strip().lower() in ("inf", "infinite", "0"):
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise _InputError(f"--decks {text!r} must be a whole number 1-8 or 'inf'.") from None
+    if not 1 <= value <= 8:
+        raise _InputError(f"--decks {value} must be from 1 to 8 (or 'inf').")
+    return value
+
+
+def strategy(
+    game: GameOption = "classic",
+    decks: DecksOption = None,
+    h17: H17Option = None,
+    das: DasOption = None,
+    split_hands: SplitOption = None,
+    rsa: RsaOption = None,
+    surrender: SurrenderOption = None,
+    rules_file: RulesOption = None,
+    output_format: Annotated[str, typer.Option("--format", help="text, csv or json.")] = "text",
+    as_json: JsonOption = False,
+) -> None:
+    """The basic strategy generated from the rules (hard, soft and pair tables)."""
+    with _clean_errors():
+        if output_format not in ("text", "csv", "json"):
+            raise _InputError(f"--format {output_format!r} must be text, csv or json.")
+        spec, _, analysis = _rules(
+            game,
+            rules_file,
+            decks=decks,
+            h17=h17,
+            das=das,
+            split_hands=split_hands,
+            rsa=rsa,
+            surrender=surrender,
+        )
+        from tablejack.lab.exact import analyse
+
+        result = analyse(analysis)
+    if as_json or output_format == "json":
+        _print_json(
+            {
+                "game": spec.id,
+                "rules": analysis.to_json(),
+                **result.strategy.charts(),
+                "legend": {
+                    "H": "hit",
+                    "S": "stand",
+                    "D": "double, else hit",
+                    "Ds": "double, else stand",
+                    "R": "surrender, else hit",
+                    "Rs": "surrender, else stand",
+                    "P": "split",
+                },
+                "composition_exceptions": [
+                    {k: e[k] for k in ("up", "hand", "best", "gain")}
+                    for e in result.composition_exceptions()
+                ],
+            }
+        )
+    elif output_format == "csv":
+        print(result.strategy.to_csv(), end="")
+    else:
+        print(f"{spec.id} basic strategy, {analysis.abbreviation()}")
+        print(result.strategy.to_text(), end="")
+
+
+def simulate(
+    game: GameOption = "classic",
+    decks: DecksOption = None,
+    h17: H17Option = None,
+    das: DasOption = None,
+    split_hands: SplitOption = None,
+    rsa: RsaOption = None,
+    surrender: SurrenderOption = None,
+    rules_file: RulesOption = None,
+    hands: Annotated[int, typer.Option("--hands", help="Hands (rounds) to simulate.")] = 1_000_000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the shoes.")] = 0,
+    workers: Annotated[
+        int | None, typer.Option("--workers", help="Processes (default: all cores).")
+    ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", help="Dask scheduler address.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Simulate the game with its numba kernel; house edge per wager with standard errors."""
+    with _clean_errors():
+        if hands < 1:
+            raise _InputError(f"--hands {hands} must be at least 1.")
+        if seed < 0:
+            raise _InputError(f"--seed {seed} must not be negative.")
+        if workers is not None and workers < 1:
+            raise _InputError(f"--workers {workers} must be at least 1.")
+        spec, _, analysis = _rules(
+            game,
+            rules_file,
+            decks=decks,
+            h17=h17,
+            das=das,
+            split_hands=split_hands,
+            rsa=rsa,
+            surrender=surrender,
+        )
+        with _progress("simulating (blocks)", True) as update:
+            result = spec.simulate(
+                analysis,
+                hands=hands,
+                seed=seed,
+                workers=workers,
+                scheduler=scheduler,
+                progress=update,
+            )
+        payload = {"game": spec.id, **result.to_json()}
+    if as_json:
+        _print_json(payload)
+        return
+    console.print(
+        f"{payload['hands']:,} hands in {payload['seconds']:.2f} s "
+        f"({payload['hands_per_second'] / 1e6:.2f} M hands/s, {payload['workers']} worker(s))"
+    )
+    for name, figures in payload["wagers"].items():
+        low, high = figures["ci95"]
+        console.print(
+            f"  {name}: house edge {figures['house_edge'] * 100:.4f}% ± "
+            f"{figures['stderr'] * 100:.4f}% (95%: {low * 100:.4f}% to {high * 100:.4f}%)"
+        )
+
+
+def parsheet(
+    rules_file: Annotated[Path, typer.Option("--rules", help="Rules file (TOML).")],
+    out: Annotated[Path, typer.Option("--out", help="Directory for the report.")],
+    game: Annotated[
+        str | None, typer.Option("--game", help="Game id (default: the file's).")
+    ] = None,
+    hands: Annotated[
+        int, typer.Option("--hands", help="Hands simulated for the distribution figures.")
+    ] = 2_000_000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the simulated shoes.")] = 1,
+    workers: Annotated[
+        int | None, typer.Option("--workers", help="Processes (default: all cores).")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Write a par sheet (HTML, JSON and PNG plots) for every wager of a rules file."""
+    with _clean_errors():
+        if hands < 1:
+            raise _InputError(f"--hands {hands} must be at least 1.")
+        from tablejack.core.rules import read_toml
+        from tablejack.lab.parsheet import write_parsheet
+
+        game_id = game or str(read_toml(rules_file).get("game", "classic"))
+        spec, rules, analysis = _rules(game_id, rules_file)
+        with _progress("par sheet", not as_json) as update:
+            report = write_parsheet(
+                spec,
+                rules,
+                analysis,
+                out,
+                hands=hands,
+                seed=seed,
+                workers=workers,
+                progress=update,
+            )
+    if as_json:
+        _print_json(
+            {
+                "out": str(out),
+                "files": report["files"],
+                "player_edge_wagers": report["player_edge_wagers"],
+                "house_edge": {w["wager"]: w["house_edge"] for w in report["wagers"]},
+            }
+        )
+        return
+    for wager in report["wagers"]:
+        console.print(f"{wager['wager']}: house edge {wager['house_edge'] * 100:.4f}%")
+    if report["player_edge_wagers"]:
+        console.print(f"[bold red]player edge:[/] {', '.join(report['player_edge_wagers'])}")
+    console.print(f"wrote {', '.join(report['files'])} in {out}")
+
+
+def register(app: typer.Typer) -> None:
+    """Mount the lab's commands on the ``tablejack`` CLI."""
+    app.command("edge")(edge)
+    app.command("dealer-odds")(dealer_odds)
+    app.command("strategy")(strategy)
+    app.command("simulate")(simulate)
+    app.command("parsheet")(parsheet)
