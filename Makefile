@@ -16,8 +16,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[server,lab,dev]'
 	touch $(STAMP)
 
+# The demo floor: an SQLite file, a version A, a version B and a classic table with EZ Bust,
+# a virtual card-reading shoe with an automated dealer, demo players with credit. It prints the
+# URLs of the terminal, dealer and supervisor pages; stop it with Ctrl-C.
 demo: $(STAMP)
-	$(BIN)/tablejack deal --game classic --rounds 3 --seed 2026 --rules rules/pa-classic-6deck.toml
+	$(BIN)/tablejack serve --demo --db demo.sqlite --port 8000
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

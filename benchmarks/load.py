@@ -1,0 +1,228 @@
+"""Load benchmark of the table server: N tables, M bot terminals each, over real WebSockets.
+
+Starts ``tablejack serve`` as a separate process on a fresh database, connects the bots
+(:mod:`tablejack.server.botclient`), lets them play for the given time and reports:
+
+* rounds per second completed by the server (from the store),
+* the 50th/99th percentile from a terminal's decision to every terminal's state update,
+* the server's resident memory (start, peak, end; sampled every second).
+
+    .venv/bin/python benchmarks/load.py --tables 50 --terminals 20 --seconds 60
+    .venv/bin/python benchmarks/load.py --db postgresql://postgres@127.0.0.1:5432/test ...
+
+The bots run in this process, on the same machine: on a 2-core machine they compete with the
+server for the CPU, so the figures are a lower bound of what the server alone would do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tablejack.server.botclient import Timings, run_bot
+from tablejack.store import Store
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process in MB (Linux)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+async def prepare(db: str, tables: int, terminals: int) -> list[tuple[str, str]]:
+    store = await Store.open(db)
+    players = []
+    try:
+        for table in range(tables):
+            for seat in range(terminals):
+                name = f"p{table:03d}x{seat:02d}"
+                await store.ensure_account(name, "player", name)
+                await store.fund(name, 10_000_000, "load credit")
+                players.append((name, await store.issue_token("player", name, f"tok-{name}")))
+    finally:
+        await store.close()
+    return players
+
+
+async def count_rounds(db: str) -> tuple[int, int, list[str]]:
+    store = await Store.open(db, migrate=False)
+    try:
+        done = await store.rounds(status="complete", limit=10**9)
+        total = await store.total()
+        problems = await store.ledger_check()
+        refusals: dict[str, int] = {}
+        for entry in await store.audit_entries(limit=10**6):
+            refusals[entry["message"][:70]] = refusals.get(entry["message"][:70], 0) + 1
+        problems += [
+            f"refused {n}x: {m}" for m, n in sorted(refusals.items(), key=lambda x: -x[1])[:5]
+        ]
+        return len(done), total, problems
+    finally:
+        await store.close()
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, default=50)
+    parser.add_argument("--terminals", type=int, default=20)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--db", default="", help="database URL (default: a fresh SQLite file)")
+    parser.add_argument("--countdown", type=int, default=5)
+    parser.add_argument("--wagering", type=float, default=1.0)
+    parser.add_argument(
+        "--batch-ms",
+        type=float,
+        default=0.0,
+        help="the server's --batch-ms (updates gathered per table)",
+    )
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="tablejack-load-"))
+    db = args.db or str(work / "load.db")
+    if db.startswith("postgres") and "?schema=" not in db:
+        schema = f"load_{secrets.token_hex(4)}"
+        import asyncpg  # type: ignore[import-untyped]
+
+        connection = await asyncpg.connect(db.replace("+asyncpg", ""))
+        await connection.execute(f"CREATE SCHEMA {schema}")
+        await connection.close()
+        db = f"{db}?schema={schema}"
+    setup_started = time.perf_counter()
+    players = await prepare(db, args.tables, args.terminals)
+    tables_file = work / "tables.toml"
+    lines = []
+    for table in range(args.tables):
+        lines += [
+            "[[tables]]",
+            f'id = "T{table:03d}"',
+            'game = "hybrid"',
+            "automated = true",
+            "require_procedures = false",
+            f"wagering_seconds = {args.wagering}",
+            "between_rounds_seconds = 0.5",
+            "[tables.rules_override]",
+            f"countdown_seconds = {args.countdown}",
+            "",
+        ]
+    tables_file.write_text("\n".join(lines))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from tablejack.cli import main; main()",
+            "serve",
+            "--db",
+            db,
+            "--port",
+            str(port),
+            "--tables",
+            str(tables_file),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    break
+            except OSError:
+                if time.time() > deadline or server.poll() is not None:
+                    raise SystemExit("the server did not start") from None
+                await asyncio.sleep(0.2)
+        setup_seconds = time.perf_counter() - setup_started
+        before_rounds = (await count_rounds(db))[0]
+        memory = [rss_mb(server.pid)]
+        stop = asyncio.Event()
+        timings = Timings()
+        url = f"ws://127.0.0.1:{port}/ws"
+        bots = [
+            asyncio.create_task(
+                run_bot(
+                    url,
+                    token,
+                    f"EWT-{index:04d}",
+                    f"T{index // args.terminals:03d}",
+                    index % 3 + 1,
+                    stop=stop,
+                    timings=timings,
+                    seed=index,
+                    buzzer_beater=True,
+                )
+            )
+            for index, (_name, token) in enumerate(players)
+        ]
+        started = time.perf_counter()
+        while time.perf_counter() - started < args.seconds:
+            await asyncio.sleep(1.0)
+            memory.append(rss_mb(server.pid))
+        stop.set()
+        await asyncio.gather(*bots, return_exceptions=True)
+        elapsed = time.perf_counter() - started
+        rounds, total, problems = await count_rounds(db)
+        rounds -= before_rounds
+        samples = sorted(timings.latencies())
+
+        def pct(p: float) -> float:
+            if not samples:
+                return float("nan")
+            return 1000 * samples[min(len(samples) - 1, int(p / 100 * len(samples)))]
+
+        report = {
+            "tables": args.tables,
+            "batch_ms": args.batch_ms,
+            "terminals_per_table": args.terminals,
+            "seconds": round(elapsed, 1),
+            "database": "postgresql" if db.startswith("postgres") else "sqlite",
+            "rounds": rounds,
+            "rounds_per_second": round(rounds / elapsed, 2),
+            "decisions": timings.decisions,
+            "wagers": timings.wagers,
+            "latency_samples": len(samples),
+            "latency_p50_ms": round(pct(50), 1),
+            "latency_p99_ms": round(pct(99), 1),
+            "latency_mean_ms": round(1000 * statistics.fmean(samples), 1) if samples else None,
+            "server_rss_mb_start": round(memory[0], 1),
+            "server_rss_mb_peak": round(max(memory), 1),
+            "server_rss_mb_end": round(memory[-1], 1),
+            "errors": timings.errors,
+            "sum_of_all_accounts": total,
+            "ledger_problems": [p for p in problems if not p.startswith("refused")],
+            "top_refusals": [p for p in problems if p.startswith("refused")],
+            "setup_seconds": round(setup_seconds, 1),
+            "cpus": os.cpu_count(),
+        }
+        if args.json:
+            print(json.dumps(report))
+        else:
+            for key, value in report.items():
+                print(f"{key:>24}: {value}")
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

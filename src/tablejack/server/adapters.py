@@ -1,0 +1,444 @@
+"""How the server drives each game's round — an adapter, never a second copy of a rule.
+
+The engine decides everything; an adapter only maps the server's vocabulary onto the engine's
+verbs: who the actor of a terminal player's command is (a seat number at a classic table, the
+player's name at a hybrid table), how a terminal's wager becomes an engine call, which view a
+terminal may see, when a countdown window is open and what the clock sends when it runs out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+from tablejack.core.errors import IllegalActionError
+from tablejack.core.money import format_cents, format_odds
+
+__all__ = [
+    "ADAPTERS",
+    "Adapter",
+    "ClassicAdapter",
+    "HybridAdapter",
+    "HybridSharedAdapter",
+    "adapter_for",
+    "rules_icon",
+]
+
+POSITION_RULE = "PA 633c.5(l)"
+WAGER_RULE = "PA 633c.5(k)"
+
+
+class Adapter:
+    """The interface; one subclass per game family."""
+
+    game = ""
+    side_wagers: tuple[str, ...] = ()
+    """Wager kinds a terminal may place before the first card besides ``blackjack``."""
+
+    def positions(self, rules: Any) -> int:
+        """How many player boxes the layout shows."""
+        return int(rules.max_seats)
+
+    def place_wager(
+        self, round_: Any, player: str, position: int | None, kind: str, amount: int
+    ) -> None:
+        """Place a terminal's wager before the first card (633c.5(k))."""
+        raise NotImplementedError
+
+    def actor(self, round_: Any, player: str, position: int | None) -> str:
+        """The command actor for ``player`` (raises if the player has no hand there)."""
+        raise NotImplementedError
+
+    def player_position(self, round_: Any, player: str) -> int | None:
+        """The position (seat) ``player`` backs this round, or None."""
+        raise NotImplementedError
+
+    def player_view(self, round_: Any, player: str) -> dict[str, Any]:
+        """What ``player``'s terminal may show."""
+        raise NotImplementedError
+
+    def audit_view(self, round_: Any) -> dict[str, Any]:
+        """Everything (dealer console, supervisor)."""
+        raise NotImplementedError
+
+    def window(self, round_: Any) -> tuple[Any, ...] | None:
+        """A key naming the open decision window (the countdown clock runs while it is the
+        same), or None when no player decision is awaited."""
+        raise NotImplementedError
+
+    def on_countdown(self, round_: Any) -> list[str]:
+        """The commands the clock sends when the window's countdown runs out."""
+        raise NotImplementedError
+
+    def countdown_seconds(self, rules: Any, config_seconds: float | None) -> float:
+        """The countdown length: the rules' own (633c.5(p)(2)) or the table configuration's."""
+        own = getattr(rules, "countdown_seconds", None)
+        if own is not None:
+            return float(own)
+        return float(config_seconds if config_seconds is not None else 20)
+
+    def countdown_default(self, rules: Any) -> str:
+        """What the clock does for a player who has not acted."""
+        return str(getattr(rules, "countdown_default", "stand"))
+
+
+class ClassicAdapter(Adapter):
+    """Chapter 633a tables (with EZ Bust): one player per seat; the actor is the seat number.
+
+    The countdown clock is a terminal-table service here (Chapter 633a has none): when it runs
+    out the insurance or EZ Bust window closes and a seat in turn is deemed to stand, the
+    default of 633c.5(p)(2) applied to electronic terminals (documented in docs/server.md).
+    """
+
+    game = "classic"
+
+    def place_wager(
+        self, round_: Any, player: str, position: int | None, kind: str, amount: int
+    ) -> None:
+        if kind != "blackjack":
+            raise IllegalActionError(
+                f"Only the Blackjack Wager is placed before the first card at this table; "
+                f"{kind!r} is not offered then (PA 633a.6).",
+                rule="PA 633a.6",
+            )
+        if position is None:
+            raise IllegalActionError(
+                f"Select a seat before wagering ({POSITION_RULE}).", rule=POSITION_RULE
+            )
+        if any(state.player == player for state in round_.seats.values()):
+            raise IllegalActionError(
+                f"{player} already has a Blackjack Wager at this table this round (PA 633a.6(d)).",
+                rule="PA 633a.6(d)",
+            )
+        round_.place_wager(position, player, amount)
+
+    def player_position(self, round_: Any, player: str) -> int | None:
+        for number, state in round_.seats.items():
+            if state.player == player:
+                return int(number)
+        return None
+
+    def actor(self, round_: Any, player: str, position: int | None) -> str:
+        own = self.player_position(round_, player)
+        if own is None:
+            raise IllegalActionError(
+                f"{player} has no hand at this table this round ({POSITION_RULE}).",
+                rule=POSITION_RULE,
+            )
+        if position is not None and position != own:
+            raise IllegalActionError(
+                f"{player} plays seat {own}; seat {position} belongs to another player "
+                f"({POSITION_RULE}).",
+                rule=POSITION_RULE,
+            )
+        return str(own)
+
+    def _table_view(self, round_: Any, *, hole: bool) -> dict[str, Any]:
+        dealer_cards = [card.code for card in round_.dealer.cards]
+        if not round_.hole_card_revealed and len(dealer_cards) > 1 and not hole:
+            dealer_cards[1] = "back"
+        seats = []
+        for number, state in round_.seats.items():
+            seats.append(
+                {
+                    "position": number,
+                    "player": state.player,
+                    "wager": state.wager,
+                    "hands": [_hand_json(hand) for hand in state.hands],
+                }
+            )
+        return {
+            "game": self.game,
+            "phase": round_.phase.value,
+            "waiting_for": round_.next_step(),
+            "positions": seats,
+            "community_cards": [],
+            "dealer": {
+                "cards": dealer_cards,
+                "total": round_.dealer.total if round_.hole_card_revealed else None,
+            },
+        }
+
+    def player_view(self, round_: Any, player: str) -> dict[str, Any]:
+        view = self._table_view(round_, hole=False)
+        seat = self.player_position(round_, player)
+        view["you"] = (
+            None
+            if seat is None
+            else {
+                "player": player,
+                "position": seat,
+                "legal_actions": round_.legal_actions(seat),
+                "awaiting_decision": seat in round_.seats_to_decide(),
+                "settlements": [s.to_json() for s in round_.settlements if s.player == player],
+                "net": round_.player_net().get(player, 0),
+            }
+        )
+        return view
+
+    def audit_view(self, round_: Any) -> dict[str, Any]:
+        view = self._table_view(round_, hole=True)
+        request = round_.card_request
+        view["card_request"] = None if request is None else request.describe()
+        view["next_step"] = round_.next_step()
+        view["wagers"] = [
+            {
+                "id": w.id,
+                "position": w.seat,
+                "player": w.player,
+                "kind": w.kind.value,
+                "amount": w.amount,
+            }
+            for w in round_.wagers
+        ]
+        view["settlements"] = [s.to_json() for s in round_.settlements]
+        view["cards_dealt"] = [card.code for card in round_.cards_dealt]
+        return view
+
+    def window(self, round_: Any) -> tuple[Any, ...] | None:
+        if round_.card_request is not None or round_.is_complete:
+            return None
+        phase = round_.phase.value
+        if phase in ("insurance", "ez bust"):
+            return (phase,)
+        if phase == "playing" and round_.current_seat is not None:
+            return ("playing", round_.current_seat, len(round_.operations))
+        return None
+
+    def on_countdown(self, round_: Any) -> list[str]:
+        phase = round_.phase.value
+        if phase == "insurance":
+            return ["dealer close-insurance"]
+        if phase == "ez bust":
+            return ["dealer close-ez-bust"]
+        if phase == "playing" and round_.current_seat is not None:
+            return [f"{round_.current_seat} stand"]
+        return []
+
+
+class HybridAdapter(Adapter):
+    """Hybrid tables, version A (633c.5(a)–(v)): players by name, any number per position;
+    the engine's own terminal and audit views; the engine's ``countdown-expired``."""
+
+    game = "hybrid"
+    side_wagers = ("buzzer_beater",)
+
+    def place_wager(
+        self, round_: Any, player: str, position: int | None, kind: str, amount: int
+    ) -> None:
+        if kind == "blackjack":
+            if position is None:
+                raise IllegalActionError(
+                    f"Select a player position between one and three before wagering "
+                    f"({POSITION_RULE}).",
+                    rule=POSITION_RULE,
+                )
+            round_.place_wager(player, position, amount)
+        elif kind == "buzzer_beater":
+            round_.place_buzzer_beater(player, amount)
+        else:
+            raise IllegalActionError(
+                f"{kind!r} is not a wager of this table ({WAGER_RULE}).", rule=WAGER_RULE
+            )
+
+    def player_position(self, round_: Any, player: str) -> int | None:
+        state = round_.players.get(player)
+        return None if state is None else int(state.position)
+
+    def actor(self, round_: Any, player: str, position: int | None) -> str:
+        own = self.player_position(round_, player)
+        if own is None:
+            raise IllegalActionError(
+                f"{player} has no Blackjack Wager this round ({POSITION_RULE}).",
+                rule=POSITION_RULE,
+            )
+        if position is not None and position != own:
+            raise IllegalActionError(
+                f"{player} backs position {own}, not position {position} ({POSITION_RULE}).",
+                rule=POSITION_RULE,
+            )
+        return player
+
+    def player_view(self, round_: Any, player: str) -> dict[str, Any]:
+        if player in round_.players:
+            view: dict[str, Any] = round_.terminal_view(player)
+            return view
+        public = round_.audit_view()
+        for secret in ("hole_card", "all_cards", "dealer_total", "dealer_blackjack"):
+            public["dealer"].pop(secret, None)
+        return {
+            key: public[key]
+            for key in (
+                "game",
+                "phase",
+                "decision_round",
+                "countdown_running",
+                "countdown_seconds",
+                "countdown_default",
+                "positions",
+                "community_cards",
+                "dealer",
+            )
+            if key in public
+        } | {
+            "waiting_for": public.get("next_step", "") if round_.phase.value == "wagering" else "",
+            "you": None,
+            "players": [
+                {"player": p["player"], "position": p["position"]} for p in public["players"]
+            ],
+        }
+
+    def audit_view(self, round_: Any) -> dict[str, Any]:
+        view: dict[str, Any] = round_.audit_view()
+        return view
+
+    def window(self, round_: Any) -> tuple[Any, ...] | None:
+        if round_.card_request is not None or not round_.window_open:
+            return None
+        return (round_.phase.value, round_.decision_round, len(round_.operations) * 0)
+
+    def on_countdown(self, round_: Any) -> list[str]:
+        return ["dealer countdown-expired"] if round_.can_countdown_expire() else []
+
+
+class HybridSharedAdapter(Adapter):
+    """Hybrid tables without a hole card, version B (633c.5(w)–(ee)): no player positions (one
+    shared start for every player), players by name, side wagers Royal Match 21, Bet the Set
+    and King's Bounty (633c.5(x)), the engine's views and ``countdown-expired``."""
+
+    game = "hybrid-shared"
+    side_wagers = ("royal_match", "bet_the_set", "kings_bounty")
+
+    def positions(self, rules: Any) -> int:
+        return 1
+
+    def place_wager(
+        self, round_: Any, player: str, position: int | None, kind: str, amount: int
+    ) -> None:
+        if kind == "blackjack":
+            round_.place_wager(player, amount)
+        elif kind in self.side_wagers:
+            round_.place_side_wager(player, kind, amount)
+        else:
+            raise IllegalActionError(
+                f"{kind!r} is not a wager of this table (PA 633c.5(x)).", rule="PA 633c.5(x)"
+            )
+
+    def player_position(self, round_: Any, player: str) -> int | None:
+        return 1 if player in round_.players else None
+
+    def actor(self, round_: Any, player: str, position: int | None) -> str:
+        if player not in round_.players:
+            raise IllegalActionError(
+                f"{player} has no Blackjack Wager this round (PA 633c.5(x)).", rule="PA 633c.5(x)"
+            )
+        return player
+
+    def player_view(self, round_: Any, player: str) -> dict[str, Any]:
+        if player in round_.players:
+            view: dict[str, Any] = round_.terminal_view(player)
+            return view
+        public: dict[str, Any] = round_._table_view()
+        return public | {"you": None, "players": [{"player": p} for p in round_.players]}
+
+    def audit_view(self, round_: Any) -> dict[str, Any]:
+        view: dict[str, Any] = round_.audit_view()
+        return view
+
+    def window(self, round_: Any) -> tuple[Any, ...] | None:
+        if round_.card_request is not None or not round_.players_to_decide():
+            return None
+        return (round_.phase.value, len(round_.community_cards))
+
+    def on_countdown(self, round_: Any) -> list[str]:
+        return ["dealer countdown-expired"] if round_.can_expire_countdown() else []
+
+
+def _hand_json(hand: Any) -> dict[str, Any]:
+    cards = hand.hand
+    return {
+        "index": hand.index,
+        "cards": [card.code for card in cards.cards],
+        "total": cards.total,
+        "soft": cards.is_soft,
+        "blackjack": cards.is_blackjack,
+        "bust": cards.is_bust,
+        "wager": hand.amount,
+        "complete": hand.done,
+        "settled": hand.settled,
+    }
+
+
+ADAPTERS: dict[str, Callable[[], Adapter]] = {
+    "classic": ClassicAdapter,
+    "hybrid": HybridAdapter,
+    "hybrid-shared": HybridSharedAdapter,
+}
+
+
+def adapter_for(game_id: str) -> Adapter:
+    """The adapter of a game id (the server runs the games it has an adapter for)."""
+    factory = ADAPTERS.get(game_id)
+    if factory is None:
+        raise IllegalActionError(
+            f"The table server has no terminal adapter for the game {game_id!r}; it runs "
+            f"{', '.join(sorted(ADAPTERS))}.",
+            rule="PA 633c.5(a)",
+        )
+    return factory()
+
+
+def rules_icon(rules: Any, countdown_seconds: float, countdown_default: str) -> dict[str, Any]:
+    """The content of the terminal's game rules icon (633c.5(c)(2)–(3)): Blackjack pays 3 to 2,
+    the dealer stands on all soft 17s, insurance pays 2 to 1, what the countdown does, and the
+    Buzzer Beater odds when it is offered."""
+    lines = [
+        f"Blackjack pays {format_odds(rules.blackjack_pays)}.",
+        "Dealer stands on all soft 17s."
+        if not getattr(rules, "dealer_hits_soft_17", False)
+        else "Dealer hits soft 17.",
+        f"Insurance pays {format_odds(getattr(rules, 'insurance_pays', Fraction(2)))}.",
+    ]
+    default_text = {
+        "stand": "your hand stands",
+        "hit-hard-11-or-less": "a hard total of 11 or less is hit automatically, any other hand "
+        "stands",
+    }.get(countdown_default, countdown_default)
+    lines.append(
+        f"If you do not hit or stand before the {int(countdown_seconds)}-second countdown clock "
+        f"ends, {default_text}."
+    )
+    lines.append(
+        f"Wagers from {format_cents(rules.table_minimum)} to {format_cents(rules.table_maximum)}."
+    )
+    buzzer: list[dict[str, str]] = []
+    if getattr(rules, "buzzer_beater", False):
+        lines.append(
+            "Buzzer Beater: an optional wager that your hand will be 19 or better and the "
+            "dealer's hand will equal or beat it without exceeding 21."
+        )
+        for row in rules.buzzer_beater_paytable:
+            buzzer.append(
+                {
+                    "player": row.player,
+                    "dealer": " or ".join(row.dealer),
+                    "pays": format_odds(row.pays),
+                }
+            )
+    offered = [
+        label
+        for field, label in (
+            ("royal_match", "Royal Match 21"),
+            ("bet_the_set", "Bet the Set"),
+            ("kings_bounty", "King's Bounty"),
+        )
+        if getattr(rules, field, False)
+    ]
+    if offered:
+        lines.append(
+            "Optional side wagers: " + ", ".join(offered) + ", paid as the posted paytables show."
+        )
+    if getattr(rules, "ez_bust", False):
+        lines.append("EZ Bust: an optional wager that the dealer busts, pays 1 to 1.")
+    return {"lines": lines, "buzzer_beater": buzzer, "countdown_default": countdown_default}

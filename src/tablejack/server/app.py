@@ -1,0 +1,612 @@
+"""The ASGI application: REST (with an OpenAPI document at ``/openapi.json``), the WebSocket
+protocol at ``/ws`` and the static pages (terminal, dealer console, supervisor).
+
+``create_app(db_url, tables=…, demo=…)`` builds the app; uvicorn runs it (``tablejack serve``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from importlib import resources
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, HTTPException, Query, Request, WebSocket
+from fastapi.responses import FileResponse, PlainTextResponse, RedirectResponse
+from pydantic import BaseModel, Field, ValidationError
+from starlette.websockets import WebSocketDisconnect
+
+from tablejack.server.floor import Connection, Floor, dumps
+from tablejack.server.protocol import (
+    PROTOCOL_VERSION,
+    Action,
+    DealerCommand,
+    Hello,
+    Join,
+    Ping,
+    SelectPosition,
+    WagerMessage,
+    parse_client,
+)
+from tablejack.server.recall import recall
+from tablejack.server.table import RefusedError, Table, TableConfig
+from tablejack.store import Store
+
+__all__ = ["RateLimit", "create_app"]
+
+log = logging.getLogger("tablejack.server")
+STATIC = resources.files("tablejack.server") / "static"
+
+
+class RateLimit:
+    """A token bucket per connection: ``burst`` messages at once, ``per_second`` after."""
+
+    def __init__(self, per_second: float = 20.0, burst: float = 40.0) -> None:
+        self.per_second = per_second
+        self.burst = burst
+        self.tokens = burst
+        self.stamp = time.monotonic()
+        self.refused = 0
+
+    def allow(self) -> bool:
+        """Take one token if there is one."""
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.per_second)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            self.refused = 0
+            return True
+        self.refused += 1
+        return False
+
+
+class DealerBody(BaseModel):
+    """A dealer console command."""
+
+    command: str = Field(pattern=r"^[a-z-]{1,24}$")
+    card: str | None = Field(default=None, min_length=2, max_length=3)
+
+
+class VoidBody(BaseModel):
+    """Why a round is voided."""
+
+    reason: str = Field(default="voided by the supervisor", max_length=200)
+
+
+class InspectionBody(BaseModel):
+    """A card reader inspection (633c.5(d)): its result and a note."""
+
+    result: str = Field(default="ok", pattern=r"^(ok|fault)$")
+    note: str = Field(default="", max_length=200)
+
+
+class DecksBody(BaseModel):
+    """New decks registered at the table (633c.5(g)): how many."""
+
+    decks: int = Field(ge=1, le=8)
+
+
+class DeckInspectionBody(BaseModel):
+    """The dealer's deck inspection, verified by the floorperson (633c.5(i))."""
+
+    dealer: str = Field(min_length=1, max_length=64)
+    result: str = Field(default="ok", pattern=r"^(ok|defect)$")
+    note: str = Field(default="", max_length=200)
+
+
+Setup = Callable[[Floor], Awaitable[None]]
+
+
+def floor_of(request: Request) -> Floor:
+    floor: Floor = request.app.state.floor
+    return floor
+
+
+async def identity(
+    request: Request, token: Annotated[str | None, Query()] = None
+) -> tuple[str, str]:
+    header = request.headers.get("authorization", "")
+    bearer = header[7:] if header.lower().startswith("bearer ") else token
+    if not bearer:
+        raise HTTPException(401, "A bearer token is required.")
+    found = await floor_of(request).authenticate(bearer)
+    if found is None:
+        raise HTTPException(401, "Unknown token.")
+    return found
+
+
+Who = Annotated[tuple[str, str], Depends(identity)]
+
+
+def create_app(
+    db_url: str,
+    *,
+    tables: list[TableConfig] | None = None,
+    setup: Setup | None = None,
+    clock: Callable[[], float] = time.time,
+    rate: tuple[float, float] = (20.0, 40.0),
+    broadcast_interval: float = 0.0,
+) -> FastAPI:
+    """The app for one floor on ``db_url``: the given tables, then those saved in the store;
+    ``setup`` runs once the floor is up (the demo uses it to add players and tokens)."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        store = await Store.open(db_url)
+        floor = Floor(store, clock=clock, broadcast_interval=broadcast_interval)
+        app.state.floor = floor
+        await floor.refresh_balances()
+        for config in tables or []:
+            await floor.add_table(config)
+        await floor.load_stored_tables(skip=[c.id for c in tables or []])
+        if setup is not None:
+            await setup(floor)
+        try:
+            yield
+        finally:
+            await floor.stop()
+            await store.close()
+
+    app = FastAPI(
+        title="tablejack table server",
+        version=str(PROTOCOL_VERSION),
+        description="Hybrid table system: terminals (WebSocket /ws, protocol version "
+        f"{PROTOCOL_VERSION}), dealer console, supervisor REST API. Roles: player, dealer, "
+        "supervisor (Authorization: Bearer <token>).",
+        lifespan=lifespan,
+    )
+
+    def need(who: tuple[str, str], *roles: str) -> str:
+        if who[0] not in roles:
+            raise HTTPException(
+                403, f"The {who[0]} role may not do this; it needs {' or '.join(roles)}."
+            )
+        return who[1]
+
+    def table_of(request: Request, table_id: str) -> Table:
+        table = floor_of(request).tables.get(table_id)
+        if table is None:
+            raise HTTPException(404, f"No table {table_id!r}.")
+        return table
+
+    async def refused_http(
+        request: Request, refusal: RefusedError, who: tuple[str, str], table: str
+    ) -> HTTPException:
+        await floor_of(request).store.audit(
+            refusal.code, refusal.message, table_id=table, actor=who[1], rule=refusal.rule
+        )
+        return HTTPException(
+            409, {"code": refusal.code, "rule": refusal.rule, "message": refusal.message}
+        )
+
+    # -- pages -----------------------------------------------------------------------------
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> RedirectResponse:
+        return RedirectResponse("/static/index.html")
+
+    @app.get("/static/{name}", include_in_schema=False)
+    async def static(name: str) -> FileResponse:
+        if "/" in name or name.startswith(".") or not STATIC.joinpath(name).is_file():
+            raise HTTPException(404, "No such page.")
+        media = {
+            "js": "text/javascript",
+            "css": "text/css",
+            "html": "text/html",
+            "svg": "image/svg+xml",
+        }.get(name.rsplit(".", 1)[-1], "application/octet-stream")
+        return FileResponse(str(STATIC.joinpath(name)), media_type=media)
+
+    def redirect_to(page: str) -> Callable[[], RedirectResponse]:
+        def go() -> RedirectResponse:
+            return RedirectResponse(f"/static/{page}.html")
+
+        return go
+
+    for page in ("terminal", "dealer", "supervisor"):
+        app.add_api_route(f"/{page}", redirect_to(page), include_in_schema=False)
+
+    # -- REST --------------------------------------------------------------------------------
+
+    @app.get("/api/protocol")
+    async def protocol() -> dict[str, Any]:
+        """The WebSocket protocol version this server speaks."""
+        return {"version": PROTOCOL_VERSION, "websocket": "/ws"}
+
+    @app.get("/api/me")
+    async def me(request: Request, who: Who) -> dict[str, Any]:
+        """Who the token is; a player's balance."""
+        role, subject = who
+        balance = await floor_of(request).store.balance(subject) if role == "player" else None
+        return {"role": role, "subject": subject, "balance": balance}
+
+    @app.get("/api/tables")
+    async def list_tables(request: Request, who: Who) -> list[dict[str, Any]]:
+        """Every table of the floor."""
+        return [t.summary() for t in floor_of(request).tables.values()]
+
+    @app.get("/api/tables/{table_id}")
+    async def table_info(request: Request, table_id: str, who: Who) -> dict[str, Any]:
+        """A table's layout and game rules icon."""
+        return table_of(request, table_id).info()
+
+    @app.get("/api/tables/{table_id}/state")
+    async def table_state(request: Request, table_id: str, who: Who) -> dict[str, Any]:
+        """The table as the caller may see it."""
+        table = table_of(request, table_id)
+        if who[0] == "player":
+            return table.player_state(who[1])
+        return table.staff_state()
+
+    @app.post("/api/tables/{table_id}/open")
+    async def open_table(request: Request, table_id: str, who: Who) -> dict[str, Any]:
+        """Open a table (supervisor)."""
+        need(who, "supervisor")
+        table = table_of(request, table_id)
+        await table.set_status("open")
+        return table.summary()
+
+    @app.post("/api/tables/{table_id}/close")
+    async def close_table(request: Request, table_id: str, who: Who) -> dict[str, Any]:
+        """Close a table (supervisor); the round in progress is finished first."""
+        need(who, "supervisor")
+        table = table_of(request, table_id)
+        await table.set_status("closed")
+        return table.summary()
+
+    @app.post("/api/tables/{table_id}/dealer")
+    async def dealer(request: Request, table_id: str, body: DealerBody, who: Who) -> dict[str, Any]:
+        """A dealer console command: open-round, close-wagering, card, countdown-expired."""
+        name = need(who, "dealer")
+        table = table_of(request, table_id)
+        try:
+            return await table.dealer_command(body.command, name, "console", body.card)
+        except RefusedError as refusal:
+            raise await refused_http(request, refusal, who, table_id) from None
+
+    @app.post("/api/tables/{table_id}/reader", response_class=PlainTextResponse)
+    async def reader(request: Request, table_id: str, who: Who) -> str:
+        """The card reader line protocol over HTTP: one card code per line; one answer line
+        per card (``OK <round> <seq>`` or ``ERR <rule> <message>``)."""
+        name = need(who, "dealer")
+        table = table_of(request, table_id)
+        out = []
+        for line in (await request.body()).decode(errors="replace").splitlines():
+            code = line.strip()
+            if not code or code.startswith("#"):
+                continue
+            try:
+                reply = await table.reader_card(code, name, "reader")
+                out.append(f"OK {reply['round_id']} {reply['seq']}")
+            except RefusedError as refusal:
+                out.append(f"ERR {refusal.rule} {refusal.message}")
+                break
+        return "\n".join(out) + "\n"
+
+    @app.post("/api/tables/{table_id}/void")
+    async def void(request: Request, table_id: str, body: VoidBody, who: Who) -> dict[str, Any]:
+        """Void the round in progress and refund its wagers (supervisor)."""
+        name = need(who, "supervisor")
+        table = table_of(request, table_id)
+        try:
+            return await table.void(name, body.reason)
+        except RefusedError as refusal:
+            raise await refused_http(request, refusal, who, table_id) from None
+
+    @app.post("/api/tables/{table_id}/procedures/reader-inspection")
+    async def reader_inspection(
+        request: Request, table_id: str, body: InspectionBody, who: Who
+    ) -> dict[str, Any]:
+        """The floorperson's card reader device inspection for this gaming day (633c.5(d))."""
+        name = need(who, "supervisor")
+        table = table_of(request, table_id)
+        await table.record_procedure("reader_inspection", body.model_dump(), name)
+        return table.procedures_state()
+
+    @app.post("/api/tables/{table_id}/procedures/decks")
+    async def register_decks(
+        request: Request, table_id: str, body: DecksBody, who: Who
+    ) -> dict[str, Any]:
+        """New decks opened at the table (633c.5(g)): the 24-hour clock restarts."""
+        name = need(who, "supervisor", "dealer")
+        table = table_of(request, table_id)
+        await table.record_procedure("decks_registered", body.model_dump(), name)
+        return table.procedures_state()
+
+    @app.post("/api/tables/{table_id}/procedures/deck-inspection")
+    async def deck_inspection(
+        request: Request, table_id: str, body: DeckInspectionBody, who: Who
+    ) -> dict[str, Any]:
+        """The dealer's inspection of the decks, verified by the floorperson (633c.5(i))."""
+        name = need(who, "supervisor")
+        table = table_of(request, table_id)
+        payload = body.model_dump() | {"verified_by": name}
+        await table.record_procedure("deck_inspection", payload, name)
+        return table.procedures_state()
+
+    @app.get("/api/tables/{table_id}/procedures")
+    async def procedures(request: Request, table_id: str, who: Who) -> dict[str, Any]:
+        """The gaming-day record of a table."""
+        need(who, "supervisor", "dealer")
+        table = table_of(request, table_id)
+        return table.procedures_state() | {"history": table.procedures.history}
+
+    @app.get("/api/meters")
+    async def meters(request: Request, who: Who, table: str | None = None) -> list[dict[str, Any]]:
+        """Drop, win and hold per table and wager kind (supervisor)."""
+        need(who, "supervisor")
+        return await floor_of(request).store.meters(table)
+
+    @app.get("/api/tables/{table_id}/rounds")
+    async def table_rounds(
+        request: Request, table_id: str, who: Who, limit: int = 20
+    ) -> list[dict[str, Any]]:
+        """The table's last rounds, newest first (supervisor)."""
+        need(who, "supervisor")
+        return await floor_of(request).store.rounds(table_id=table_id, limit=min(limit, 500))
+
+    @app.get("/api/rounds/{round_id}")
+    async def recall_round(request: Request, round_id: str, who: Who) -> dict[str, Any]:
+        """Game recall: transcript, cards with read time, decisions with terminal,
+        settlements with clause. A player may recall only rounds he played."""
+        need(who, "supervisor", "player")
+        document = await recall(floor_of(request).store, round_id)
+        if document is None:
+            raise HTTPException(404, f"No round {round_id!r}.")
+        if who[0] == "player":
+            if not any(d["actor"] == who[1] for d in document["decisions"]):
+                raise HTTPException(403, "A player may recall only the rounds he played.")
+            document["events"] = []
+        return document
+
+    @app.get("/api/accounts/{account_id}/ledger")
+    async def account_ledger(
+        request: Request, account_id: str, who: Who, limit: int = 100
+    ) -> dict[str, Any]:
+        """An account's balance and ledger entries (supervisor, or the player himself)."""
+        if who[0] != "supervisor" and not (who[0] == "player" and who[1] == account_id):
+            raise HTTPException(403, "Only the supervisor or the account's player may read it.")
+        store = floor_of(request).store
+        balance = await store.balance(account_id)
+        if balance is None:
+            raise HTTPException(404, f"No account {account_id!r}.")
+        return {
+            "account": account_id,
+            "balance": balance,
+            "entries": await store.ledger_of(account_id, min(limit, 1000)),
+        }
+
+    @app.get("/api/terminals/{terminal}/rounds")
+    async def terminal_rounds(request: Request, terminal: str, who: Who, n: int = 10) -> list[str]:
+        """The last ``n`` rounds in which a terminal acted (supervisor)."""
+        need(who, "supervisor")
+        return await floor_of(request).store.rounds_of_terminal(terminal, min(n, 100))
+
+    @app.get("/api/verify-log")
+    async def verify_log(request: Request, who: Who) -> dict[str, Any]:
+        """Recompute every hash chain and the ledger (supervisor)."""
+        need(who, "supervisor")
+        store = floor_of(request).store
+        problems = await store.verify_log() + await store.ledger_check()
+        return {"ok": not problems, "problems": problems}
+
+    @app.get("/api/audit")
+    async def audit(
+        request: Request, who: Who, table: str | None = None, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """RefusedError requests and irregularities, newest first (supervisor)."""
+        need(who, "supervisor")
+        return await floor_of(request).store.audit_entries(table_id=table, limit=min(limit, 1000))
+
+    # -- WebSocket ---------------------------------------------------------------------------
+
+    @app.websocket("/ws")
+    async def websocket(socket: WebSocket) -> None:
+        await socket.accept()
+        floor: Floor = socket.app.state.floor
+        connection: Connection | None = None
+        writer: asyncio.Task[None] | None = None
+        limit = RateLimit(*rate)
+        try:
+            try:
+                first = parse_client(await _receive(socket))
+            except ValidationError:
+                await socket.close(1003, "not a protocol message")
+                return
+            if not isinstance(first, Hello):
+                await socket.close(1008, "the first message must be hello")
+                return
+            if first.protocol != PROTOCOL_VERSION:
+                await socket.send_text(
+                    dumps(
+                        _error(
+                            None,
+                            "protocol",
+                            "protocol version",
+                            f"This server speaks protocol {PROTOCOL_VERSION}.",
+                        )
+                    )
+                )
+                await socket.close(1002, "protocol version")
+                return
+            found = await floor.authenticate(first.token)
+            if found is None:
+                await floor.store.audit("auth", "unknown token", terminal=first.terminal)
+                await socket.close(1008, "unknown token")
+                return
+            connection = Connection(found[0], found[1], first.terminal)
+            floor.connections.add(connection)
+            writer = asyncio.create_task(_write(socket, connection))
+            connection.push(
+                {
+                    "type": "welcome",
+                    "protocol": PROTOCOL_VERSION,
+                    "role": connection.role,
+                    "subject": connection.subject,
+                    "balance": floor.balances.get(connection.subject),
+                    "tables": [t.summary() for t in floor.tables.values()],
+                }
+            )
+            while True:
+                text = await _receive(socket)
+                if not limit.allow():
+                    if limit.refused == 1:
+                        await floor.store.audit(
+                            "rate_limited",
+                            "message flood",
+                            table_id=connection.table or "",
+                            actor=connection.subject,
+                            terminal=connection.terminal,
+                            rule="server rate limit",
+                        )
+                    connection.push(
+                        _error(
+                            None,
+                            "rate_limited",
+                            "server rate limit",
+                            "Too many messages; this one was not applied.",
+                        )
+                    )
+                    if limit.refused > 200:
+                        await socket.close(1008, "rate limit")
+                        return
+                    continue
+                try:
+                    message = parse_client(text)
+                except ValidationError:
+                    await floor.store.audit(
+                        "malformed",
+                        text[:200] if isinstance(text, str) else "binary",
+                        table_id=connection.table or "",
+                        actor=connection.subject,
+                        terminal=connection.terminal,
+                        rule="protocol",
+                    )
+                    await socket.close(1003, "not a protocol message")
+                    return
+                await _handle(floor, connection, message)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            if connection is not None:
+                floor.connections.discard(connection)
+                if connection.table in floor.tables:
+                    floor.tables[connection.table].subscribers.discard(connection)
+            if writer is not None:
+                writer.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await writer
+
+    return app
+
+
+async def _receive(socket: WebSocket) -> str:
+    message = await socket.receive()
+    if message["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(message.get("code", 1000))
+    text = message.get("text")
+    if text is None:
+        data = message.get("bytes") or b""
+        try:
+            return bytes(data).decode()
+        except UnicodeDecodeError:
+            return "\x00"
+    return str(text)
+
+
+async def _write(socket: WebSocket, connection: Connection) -> None:
+    while True:
+        message = await connection.queue.get()
+        if message is None:
+            with contextlib.suppress(Exception):
+                await socket.close(1008, "too slow" if connection.overflowed else "closing")
+            return
+        try:
+            await socket.send_text(dumps(message))
+        except Exception:  # the socket went away: the reader will notice
+            return
+
+
+def _error(command_id: str | None, code: str, rule: str, message: str) -> dict[str, Any]:
+    return {"type": "error", "id": command_id, "code": code, "rule": rule, "message": message}
+
+
+async def _handle(floor: Floor, connection: Connection, message: Any) -> None:
+    if isinstance(message, Ping):
+        connection.push({"type": "pong", "id": message.id})
+        return
+    command_id = getattr(message, "id", None)
+    try:
+        reply = await _dispatch(floor, connection, message)
+    except RefusedError as refusal:
+        await floor.store.audit(
+            refusal.code,
+            refusal.message,
+            table_id=connection.table or "",
+            actor=connection.subject,
+            terminal=connection.terminal,
+            rule=refusal.rule,
+        )
+        connection.push(_error(command_id, refusal.code, refusal.rule, refusal.message))
+        return
+    connection.push({"type": "ack", "id": command_id, **reply})
+
+
+async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[str, Any]:
+    if isinstance(message, Hello):
+        raise RefusedError("protocol", "Already authenticated.", "protocol")
+    if isinstance(message, Join):
+        table = floor.tables.get(message.table)
+        if table is None:
+            raise RefusedError("table", f"No table {message.table!r}.", "table")
+        if connection.table in floor.tables:
+            floor.tables[connection.table].subscribers.discard(connection)
+        connection.table = table.id
+        table.subscribers.add(connection)
+        connection.push({"type": "table", **table.info()})
+        connection.push(
+            table.player_state(connection.subject)
+            if connection.role == "player"
+            else table.staff_state()
+        )
+        return {"ok": True, "table": table.id}
+    table = floor.tables.get(connection.table or "")
+    if table is None:
+        raise RefusedError("table", "Join a table first.", "protocol")
+    if isinstance(message, DealerCommand):
+        if connection.role != "dealer":
+            raise RefusedError(
+                "role",
+                f"A {connection.role} terminal may not send dealer commands.",
+                "role: dealer",
+            )
+        return await table.dealer_command(
+            message.command, connection.subject, connection.terminal, message.card
+        )
+    if connection.role != "player":
+        raise RefusedError(
+            "role", "Only a player terminal places wagers and decisions.", "role: player"
+        )
+    if isinstance(message, SelectPosition):
+        table.select_position(connection.subject, message.position)
+        connection.push(table.player_state(connection.subject))
+        return {"ok": True, "position": message.position}
+    if isinstance(message, WagerMessage):
+        return await table.wager(
+            connection.subject, connection.terminal, message.kind, message.amount, message.id
+        )
+    if isinstance(message, Action):
+        return await table.action(
+            connection.subject,
+            connection.terminal,
+            message.verb,
+            message.amount,
+            message.position,
+            message.id,
+        )
+    raise RefusedError("protocol", "Unexpected message.", "protocol")  # pragma: no cover

@@ -1,0 +1,194 @@
+"""A terminal bot over a real WebSocket: the load benchmark and the crash test drive the
+server with these. It speaks protocol version 1 like the terminal page: hello, join, select a
+position, wager whenever a round is open for wagering, and decide with a simple rule (hit below
+15, otherwise stand; decline insurance and EZ Bust).
+
+Each bot records when it sent each decision and when every state arrived, so the benchmark can
+measure the time from a terminal's action to every terminal's update (see :class:`Timings`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Timings", "run_bot"]
+
+
+@dataclass
+class Timings:
+    """Shared by the bots of one run: when each decision was sent (keyed by table, round and
+    the sequence number its ack names) and when each terminal received each state."""
+
+    actions: dict[tuple[str, str, int], float] = field(default_factory=dict)
+    arrivals: dict[tuple[str, str], dict[str, list[tuple[int, float]]]] = field(
+        default_factory=dict
+    )
+    decisions: int = 0
+    wagers: int = 0
+    errors: int = 0
+    reconnects: int = 0
+
+    def arrived(self, table: str, round_id: str, terminal: str, seq: int, at: float) -> None:
+        """A terminal received the state at ``seq`` of a round."""
+        self.arrivals.setdefault((table, round_id), {}).setdefault(terminal, []).append((seq, at))
+
+    def latencies(self) -> list[float]:
+        """For each decision, the delay until each terminal at its table received a state at or
+        past the decision's sequence number: one sample per decision and terminal."""
+        out: list[float] = []
+        for (table, round_id, seq), sent in self.actions.items():
+            for received in self.arrivals.get((table, round_id), {}).values():
+                for arrived_seq, at in received:
+                    if arrived_seq >= seq and at >= sent:
+                        out.append(at - sent)
+                        break
+        return out
+
+
+async def run_bot(
+    url: str,
+    token: str,
+    terminal: str,
+    table: str,
+    position: int,
+    *,
+    stop: asyncio.Event,
+    timings: Timings | None = None,
+    amount: int = 1000,
+    seed: int = 0,
+    reconnect: bool = False,
+    buzzer_beater: bool = False,
+) -> None:
+    """Play until ``stop`` is set (reconnecting after a dropped connection if asked)."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import WebSocketException
+
+    rng = random.Random(seed)
+    counter = 0
+    while not stop.is_set():
+        try:
+            async with connect(url, open_timeout=5, max_queue=None) as socket:
+                await socket.send(
+                    json.dumps(
+                        {"type": "hello", "protocol": 1, "token": token, "terminal": terminal}
+                    )
+                )
+                await socket.send(
+                    json.dumps({"type": "join", "id": f"{terminal}-join", "table": table})
+                )
+                await socket.send(
+                    json.dumps({"type": "position", "id": f"{terminal}-pos", "position": position})
+                )
+                wagered: str | None = None
+                acted: tuple[Any, ...] | None = None
+                sent: dict[str, float] = {}
+                waiting_for: str | None = None
+                while not stop.is_set():
+                    try:
+                        raw = await asyncio.wait_for(socket.recv(), timeout=0.5)
+                    except TimeoutError:
+                        continue
+                    now = time.perf_counter()
+                    message = json.loads(raw)
+                    kind = message.get("type")
+                    if kind in ("ack", "error") and message.get("id") == waiting_for:
+                        waiting_for = None
+                    if kind == "ack" and timings is not None and message.get("id") in sent:
+                        seq = message.get("seq")
+                        if seq is not None:
+                            key = (table, str(message.get("round_id")), int(seq))
+                            timings.actions[key] = sent.pop(message["id"])
+                    elif kind == "error":
+                        sent.pop(message.get("id") or "", None)
+                        if timings is not None:
+                            timings.errors += 1
+                        acted = None
+                    if kind != "state":
+                        continue
+                    if timings is not None and message.get("round_id") is not None:
+                        timings.arrived(
+                            table, message["round_id"], terminal, int(message["seq"]), now
+                        )
+                    view = message.get("view")
+                    if view is None:
+                        continue
+                    round_id = message.get("round_id")
+                    you = view.get("you")
+                    if view["phase"] == "wagering" and you is None and wagered != round_id:
+                        wagered = round_id
+                        counter += 1
+                        await socket.send(
+                            json.dumps(
+                                {
+                                    "type": "wager",
+                                    "id": f"{terminal}-{counter}",
+                                    "kind": "blackjack",
+                                    "amount": amount,
+                                }
+                            )
+                        )
+                        if buzzer_beater and rng.random() < 0.3:
+                            counter += 1
+                            await socket.send(
+                                json.dumps(
+                                    {
+                                        "type": "wager",
+                                        "id": f"{terminal}-{counter}",
+                                        "kind": "buzzer_beater",
+                                        "amount": amount // 2,
+                                    }
+                                )
+                            )
+                        if timings is not None:
+                            timings.wagers += 1
+                        continue
+                    legal = (you or {}).get("legal_actions") or []
+                    if (
+                        not legal
+                        or waiting_for is not None
+                        or not (you or {}).get("awaiting_decision", True)
+                    ):
+                        continue
+                    turn = (round_id, message.get("seq"))
+                    if acted == turn:
+                        continue
+                    acted = turn
+                    verb = _decide(you, legal, rng)
+                    counter += 1
+                    command_id = f"{terminal}-{counter}"
+                    sent[command_id] = time.perf_counter()
+                    waiting_for = command_id
+                    await socket.send(
+                        json.dumps({"type": "action", "id": command_id, "verb": verb})
+                    )
+                    if timings is not None:
+                        timings.decisions += 1
+        except (OSError, WebSocketException, TimeoutError):
+            if not reconnect:
+                return
+            if timings is not None:
+                timings.reconnects += 1
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=0.2)
+
+
+def _decide(you: dict[str, Any], legal: list[str], rng: random.Random) -> str:
+    for verb in ("no-insurance", "no-ez-bust"):
+        if verb in legal:
+            return verb
+    hands = you.get("hands")
+    total = 0
+    if hands:
+        open_hands = [h for h in hands if not h.get("complete")]
+        total = (open_hands or hands)[0]["total"]
+    if "double" in legal and total in (10, 11) and rng.random() < 0.5:
+        return "double"
+    if "hit" in legal and (total < 15 or (total < 17 and rng.random() < 0.3)):
+        return "hit"
+    return "stand" if "stand" in legal else legal[0]

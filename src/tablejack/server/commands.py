@@ -1,0 +1,150 @@
+"""The table system's commands for the ``tablejack`` CLI: ``serve``, ``verify-log``, ``recall``.
+
+Heavy modules (the web framework, the database drivers) are imported only when a command runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+__all__ = ["register"]
+
+DEFAULT_DB = "tablejack.sqlite"
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``serve``, ``verify-log`` and ``recall`` to the CLI."""
+
+    @app.command()
+    def serve(
+        db: Annotated[
+            str, typer.Option(help="Database: an SQLite file or a postgresql:// URL.")
+        ] = DEFAULT_DB,
+        host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+        port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+        tables: Annotated[
+            Path | None, typer.Option(help="Tables file (TOML, [[tables]] entries).")
+        ] = None,
+        demo: Annotated[
+            bool, typer.Option(help="Demo floor: tables, players with credit, staff tokens.")
+        ] = False,
+        batch_ms: Annotated[
+            float,
+            typer.Option(
+                help="Gather a table's changes this long before one update (busy floors)."
+            ),
+        ] = 0.0,
+    ) -> None:
+        """Run the table server: terminals, dealer console, supervisor API and pages."""
+        import uvicorn
+
+        from tablejack.server.app import create_app
+        from tablejack.server.demo import demo_setup, demo_tables, demo_urls
+        from tablejack.server.floor import load_tables_file
+
+        configs = load_tables_file(tables) if tables is not None else []
+        setup = None
+        if demo:
+            known = {c.id for c in configs}
+            configs += [c for c in demo_tables() if c.id not in known]
+            setup = demo_setup
+        application = create_app(
+            db, tables=configs, setup=setup, broadcast_interval=batch_ms / 1000
+        )
+        base = f"http://{host}:{port}"
+        typer.echo(f"tablejack table server on {base} (database {db})")
+        if demo:
+            for line in demo_urls(base, configs):
+                typer.echo("  " + line)
+        uvicorn.run(
+            application,
+            host=host,
+            port=port,
+            log_level="warning",
+            ws="websockets-sansio",
+            ws_per_message_deflate=False,
+        )
+
+    @app.command("verify-log")
+    def verify_log(
+        db: Annotated[str, typer.Option(help="Database: SQLite file or URL.")] = DEFAULT_DB,
+    ) -> None:
+        """Recompute every round's hash chain and the ledger; exit 1 on any problem."""
+        from tablejack.store import Store
+
+        async def run() -> tuple[list[str], int]:
+            store = await Store.open(db)
+            try:
+                problems = await store.verify_log() + await store.ledger_check()
+                count = len(await store.rounds(limit=10**9))
+                return problems, count
+            finally:
+                await store.close()
+
+        problems, count = asyncio.run(run())
+        for problem in problems:
+            typer.echo(f"PROBLEM {problem}")
+        if problems:
+            raise typer.Exit(code=1)
+        typer.echo(f"ok: {count} rounds, every hash chain intact, the ledger balances")
+
+    @app.command()
+    def recall(
+        round_id: Annotated[str, typer.Argument(help="Round id, e.g. A1-000042.")],
+        db: Annotated[str, typer.Option(help="Database: SQLite file or URL.")] = DEFAULT_DB,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the recall as JSON.")] = False,
+    ) -> None:
+        """Recall a round: transcript, cards with read times, decisions, settlements."""
+        from tablejack.server.recall import recall as recall_round
+        from tablejack.store import Store
+
+        async def run() -> dict[str, Any] | None:
+            store = await Store.open(db)
+            try:
+                return await recall_round(store, round_id)
+            finally:
+                await store.close()
+
+        document = asyncio.run(run())
+        if document is None:
+            typer.echo(f"No round {round_id!r}.", err=True)
+            raise typer.Exit(code=2)
+        if as_json:
+            typer.echo(json.dumps(document, indent=2, default=str))
+            return
+        typer.echo(
+            f"Round {round_id} ({document['game']}, table {document['table_id']}): "
+            f"{document['status']}"
+        )
+        for line in document["transcript"]:
+            typer.echo("  " + line)
+        typer.echo("Cards:")
+        for card in document["cards"]:
+            typer.echo(
+                f"  #{card['seq']} {card['code']} read at {_time(card['read_us'])} "
+                f"({card['source']})"
+            )
+        typer.echo("Decisions:")
+        for item in document["decisions"]:
+            typer.echo(
+                f"  #{item['seq']} {_time(item['at_us'])} {item['text']} "
+                f"— {item['actor']} at {item['terminal'] or '-'}"
+            )
+        typer.echo("Settlements:")
+        for s in document["settlements"]:
+            typer.echo(
+                f"  {s['player']} {s['kind']} {s['amount']}c {s['result']} "
+                f"returned {s['returned']}c ({s['clause']})"
+            )
+        typer.echo("Log: " + ("verified" if document["log_verified"] else "PROBLEMS"))
+
+
+def _time(us: int) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(us / 1e6, dt.UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]

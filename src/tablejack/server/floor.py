@@ -1,0 +1,212 @@
+"""The floor: the store, every table, the balance cache, tokens and the connected sockets.
+
+One process serves many tables (:class:`Floor`). Tables come from a tables file (TOML, see
+docs/server.md) or the demo; each is saved to the store with its rules, so a restart finds them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+import tomllib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tablejack.core.rules import read_toml
+from tablejack.games import GAMES
+from tablejack.server.table import Table, TableConfig
+from tablejack.store import InsufficientFundsError, Store, Transfer
+
+__all__ = ["Connection", "Floor", "load_tables_file", "table_config_from"]
+
+log = logging.getLogger("tablejack.server")
+
+
+@dataclass(eq=False)
+class Connection:
+    """A connected WebSocket: who it is (role, subject, terminal) and its outgoing queue.
+
+    Sending never blocks a table: messages go into a bounded queue that the socket's writer
+    drains; a terminal that falls 256 messages behind is disconnected."""
+
+    role: str
+    subject: str
+    terminal: str
+    queue: asyncio.Queue[dict[str, Any] | None] = field(
+        default_factory=lambda: asyncio.Queue(maxsize=256)
+    )
+    table: str | None = None
+    overflowed: bool = False
+
+    def push(self, message: dict[str, Any] | None) -> None:
+        """Queue a message (or None: close)."""
+        try:
+            self.queue.put_nowait(message)
+        except asyncio.QueueFull:
+            self.overflowed = True
+            with contextlib.suppress(asyncio.QueueEmpty):
+                self.queue.get_nowait()
+            with contextlib.suppress(asyncio.QueueFull):
+                self.queue.put_nowait(None)
+
+
+def table_config_from(entry: Mapping[str, Any], base: Path | None = None) -> TableConfig:
+    """A table from a tables-file entry: ``id``, ``rules`` (a rules file path, relative to the
+    tables file) or ``game`` (the game's defaults), ``[tables.rules_override]`` and the
+    run options of :class:`TableConfig`."""
+    data = dict(entry)
+    table_id = str(data.pop("id"))
+    rules_path = data.pop("rules", None)
+    override = dict(data.pop("rules_override", {}))
+    game_id = data.pop("game", None)
+    if rules_path is not None:
+        path = Path(rules_path)
+        if base is not None and not path.is_absolute():
+            path = base / path
+        mapping = dict(read_toml(path))
+    else:
+        mapping = {"game": game_id or "classic"}
+    mapping.update(override)
+    chosen = str(mapping.get("game", game_id or "classic"))
+    rules = GAMES[chosen].rules_class.from_mapping(mapping)
+    return TableConfig(id=table_id, rules=rules, **data)
+
+
+def load_tables_file(path: str | Path) -> list[TableConfig]:
+    """Every ``[[tables]]`` entry of a tables file."""
+    file = Path(path)
+    with file.open("rb") as handle:
+        data = tomllib.load(handle)
+    return [table_config_from(entry, file.parent) for entry in data.get("tables", [])]
+
+
+class Floor:
+    """Everything one server process runs."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Callable[[], float] = time.time,
+        broadcast_interval: float = 0.0,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.broadcast_interval = broadcast_interval
+        """Seconds a table gathers changes before it sends one update (0: next loop turn)."""
+        self.tables: dict[str, Table] = {}
+        self.balances: dict[str, int] = {}
+        self.connections: set[Connection] = set()
+        self._tokens: dict[str, tuple[str, str]] = {}
+
+    def now_us(self) -> int:
+        """The floor clock in microseconds."""
+        return int(self.clock() * 1_000_000)
+
+    async def add_table(self, config: TableConfig, *, status: str = "open") -> Table:
+        """Register (or re-register) a table and start it (recovering an open round)."""
+        await self.store.save_table(
+            config.id, config.rules.game, config.rules.to_mapping(), config.to_json()
+        )
+        table = Table(self, config)
+        self.tables[config.id] = table
+        await self.store.set_table_status(config.id, status)
+        await table.start(status)
+        return table
+
+    async def load_stored_tables(self, skip: Iterable[str] = ()) -> None:
+        """Start the tables saved in the store that no tables file named this time."""
+        skipped = set(skip)
+        for row in await self.store.tables():
+            if row["id"] in skipped or row["id"] in self.tables:
+                continue
+            rules = GAMES[row["game"]].rules_class.from_mapping(row["rules"])
+            options = {
+                k: v for k, v in row["config"].items() if k in TableConfig.__dataclass_fields__
+            }
+            config = TableConfig(id=row["id"], rules=rules, **options)
+            await self.add_table(config, status=row["status"])
+
+    async def refresh_balances(self) -> None:
+        """Load every player balance into the cache."""
+        self.balances = await self.store.accounts("player")
+
+    async def add_player(self, player: str, credit: int, token: str | None = None) -> str:
+        """An account with ``credit`` cents from the cage, and a player token."""
+        created = await self.store.ensure_account(player, "player", player)
+        if created and credit:
+            await self.store.fund(player, credit, "demo credit")
+        self.balances[player] = await self.store.balance(player) or 0
+        return await self.store.issue_token("player", player, token)
+
+    def book(self, transfers: Iterable[Transfer]) -> None:
+        """Apply committed transfers to the balance cache."""
+        for transfer in transfers:
+            if transfer.from_account in self.balances:
+                self.balances[transfer.from_account] -= transfer.amount
+            if transfer.to_account in self.balances:
+                self.balances[transfer.to_account] += transfer.amount
+
+    def check_funds(self, transfers: Iterable[Transfer]) -> None:
+        """Refuse early (the database refuses too) when a player's cached balance is short."""
+        deltas: dict[str, int] = {}
+        for transfer in transfers:
+            deltas[transfer.from_account] = deltas.get(transfer.from_account, 0) - transfer.amount
+            deltas[transfer.to_account] = deltas.get(transfer.to_account, 0) + transfer.amount
+        for account, delta in deltas.items():
+            balance = self.balances.get(account)
+            if balance is not None and delta < 0 and balance + delta < 0:
+                raise InsufficientFundsError(account, -delta, balance)
+
+    async def authenticate(self, token: str) -> tuple[str, str] | None:
+        """``(role, subject)`` of a bearer token."""
+        found = self._tokens.get(token)
+        if found is None:
+            found = await self.store.token_info(token)
+            if found is not None:
+                self._tokens[token] = found
+        return found
+
+    def broadcast(self, table: Table) -> None:
+        """Send the table's state to everyone watching it, once per burst of changes: the
+        send is scheduled for the next turn of the event loop (or ``broadcast_interval``
+        later), so steps committed back to back produce one update; each state message carries
+        the last committed sequence number."""
+        if table.broadcast_pending:
+            return
+        table.broadcast_pending = True
+        try:
+            loop = asyncio.get_running_loop()
+            if self.broadcast_interval > 0:
+                loop.call_later(self.broadcast_interval, self._send_state, table)
+            else:
+                loop.call_soon(self._send_state, table)
+        except RuntimeError:  # no loop (called from synchronous code): send now
+            self._send_state(table)
+
+    def _send_state(self, table: Table) -> None:
+        table.broadcast_pending = False
+        staff: dict[str, Any] | None = None
+        for connection in list(table.subscribers):
+            if connection.role == "player":
+                message = table.player_state(connection.subject)
+            else:
+                if staff is None:
+                    staff = table.staff_state()
+                message = staff
+            connection.push(message)
+
+    async def stop(self) -> None:
+        """Stop every table's clock and automated dealer."""
+        for table in self.tables.values():
+            await table.stop()
+
+
+def dumps(message: Mapping[str, Any]) -> str:
+    """Compact JSON for the socket."""
+    return json.dumps(message, separators=(",", ":"), default=str)

@@ -1,0 +1,116 @@
+"""The terminal WebSocket protocol, version 1: JSON messages validated with pydantic.
+
+Every client message is a JSON object with a ``type``; every message that asks for something
+carries an ``id`` (1–64 characters) chosen by the client. The server answers each with ``ack``
+or ``error`` carrying the same id; a message whose id was already answered gets the same answer
+again (``"repeat": true``) and is not applied twice. See docs/server.md for the full protocol.
+
+>>> parse_client('{"type": "action", "id": "c1", "verb": "hit"}')
+Action(type='action', id='c1', verb='hit', amount=None, position=None)
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "Action",
+    "ClientMessage",
+    "DealerCommand",
+    "Hello",
+    "Join",
+    "Ping",
+    "SelectPosition",
+    "WagerMessage",
+    "parse_client",
+]
+
+PROTOCOL_VERSION = 1
+"""Bumped on any incompatible change of a message."""
+
+CommandId = Annotated[str, Field(min_length=1, max_length=64)]
+Cents = Annotated[int, Field(gt=0, le=10**11)]
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class Hello(_Message):
+    """First message: the protocol version, a bearer token and the terminal's id."""
+
+    type: Literal["hello"]
+    protocol: int
+    token: Annotated[str, Field(min_length=1, max_length=128)]
+    terminal: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")] = "terminal"
+
+
+class Join(_Message):
+    """Watch and play at a table."""
+
+    type: Literal["join"]
+    id: CommandId
+    table: Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class SelectPosition(_Message):
+    """Select the player position (seat) for the next Blackjack Wager (633c.5(l))."""
+
+    type: Literal["position"]
+    id: CommandId
+    position: Annotated[int, Field(ge=1, le=16)]
+
+
+class WagerMessage(_Message):
+    """A wager before the first card (633c.5(k)): ``blackjack`` or a side wager the table
+    offers then (``buzzer_beater``)."""
+
+    type: Literal["wager"]
+    id: CommandId
+    kind: Annotated[str, Field(pattern=r"^[a-z_]{1,32}$")] = "blackjack"
+    amount: Cents
+
+
+class Action(_Message):
+    """A decision: ``hit``, ``stand``, ``double``, ``split``, ``surrender``, ``insurance``,
+    ``no-insurance``, ``even-money``, ``ez-bust``, ``no-ez-bust`` (what the engine allows).
+    ``position``, if given, must be the player's own."""
+
+    type: Literal["action"]
+    id: CommandId
+    verb: Annotated[str, Field(pattern=r"^[a-z-]{1,24}$")]
+    amount: Cents | None = None
+    position: Annotated[int, Field(ge=1, le=16)] | None = None
+
+
+class DealerCommand(_Message):
+    """Dealer console commands: ``open-round``, ``close-wagering``, ``card`` (with ``card``,
+    a card code read by the reader or typed), ``countdown-expired``."""
+
+    type: Literal["dealer"]
+    id: CommandId
+    command: Annotated[str, Field(pattern=r"^[a-z-]{1,24}$")]
+    card: Annotated[str, Field(min_length=2, max_length=3)] | None = None
+
+
+class Ping(_Message):
+    """Keep-alive; answered with ``pong``."""
+
+    type: Literal["ping"]
+    id: CommandId | None = None
+
+
+ClientMessage = Annotated[
+    Hello | Join | SelectPosition | WagerMessage | Action | DealerCommand | Ping,
+    Field(discriminator="type"),
+]
+_CLIENT: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
+
+
+def parse_client(text: str | bytes) -> ClientMessage:
+    """Parse one client frame; raises ``pydantic.ValidationError`` if it is not JSON or not a
+    protocol message."""
+    return _CLIENT.validate_json(text)

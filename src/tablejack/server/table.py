@@ -1,0 +1,906 @@
+"""One table on the floor: the round in progress, its log, its clock and its terminals.
+
+A :class:`Table` owns its round. Every change — a terminal's wager or decision, a dealer
+command, a card from the reader, the countdown clock running out — runs under the table's lock,
+one at a time: the engine verifies and applies it, the server books the money it moves
+(:mod:`tablejack.server.bookkeeping`), the events and ledger entries are committed in ONE
+transaction, and only then is anything broadcast. A step whose commit fails (a wager above the
+account's balance, a database error) leaves the table as it was: the round is rebuilt from its
+log, which never saw the step.
+
+On start a table replays the log of any round still open: the round resumes where it stood, or,
+under the operator's ``recovery = "void"`` policy, is voided and every unsettled wager refunded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tablejack.core.cards import Card
+from tablejack.core.errors import IllegalActionError, InvalidNotationError, TablejackError
+from tablejack.core.money import format_cents
+from tablejack.games import GAMES, transcript
+from tablejack.server.adapters import Adapter, adapter_for, rules_icon
+from tablejack.server.bookkeeping import Books
+from tablejack.server.cards import VirtualShoe
+from tablejack.store import EventIn, EventRecord, InsufficientFundsError, Step, StoreError
+
+if TYPE_CHECKING:
+    from tablejack.server.floor import Floor
+
+__all__ = ["RefusedError", "Table", "TableConfig", "apply_command", "replay_round"]
+
+log = logging.getLogger("tablejack.server")
+
+DAY_US = 24 * 3600 * 1_000_000
+READER_RULE = "PA 633c.5(d)"
+DECK_AGE_RULE = "PA 633c.5(g)"
+DECK_INSPECTION_RULE = "PA 633c.5(i)"
+
+
+class RefusedError(Exception):
+    """A request the server refuses: ``code`` (machine), ``rule`` (clause or server rule) and
+    a sentence. Nothing was changed."""
+
+    def __init__(self, code: str, message: str, rule: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.rule = rule
+        self.message = message
+
+    @classmethod
+    def from_engine(cls, error: TablejackError) -> RefusedError:
+        """An engine refusal (illegal action or bad notation)."""
+        code = "illegal" if isinstance(error, IllegalActionError) else "invalid"
+        return cls(code, error.message, error.rule)
+
+
+@dataclass
+class TableConfig:
+    """A table: its id, rules and how it is run (see docs/server.md, "Tables file")."""
+
+    id: str
+    rules: Any
+    title: str = ""
+    source: str = "virtual"
+    """``virtual`` (shuffled shoe, automated dealing) or ``reader`` (card reader / console)."""
+    automated: bool = True
+    """The server opens rounds and closes wagering by itself (the demo's automated dealer)."""
+    wagering_seconds: float = 15.0
+    between_rounds_seconds: float = 5.0
+    countdown_seconds: float | None = None
+    """Clock length for games whose rules have none (classic); hybrid rules carry their own."""
+    recovery: str = "resume"
+    """After a crash: ``resume`` the open round, or ``void`` it and refund every wager."""
+    seed: int | None = None
+    require_procedures: bool = True
+    """Refuse to deal without today's card reader inspection, inspected decks under 24 hours."""
+    gaming_day_start_hour: int = 6
+    cards: str | None = None
+    """A stacked card order for the virtual shoe's first shoe (scenario tests, demonstrations)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The configuration without the rules (stored beside them)."""
+        return {
+            "title": self.title,
+            "source": self.source,
+            "automated": self.automated,
+            "wagering_seconds": self.wagering_seconds,
+            "between_rounds_seconds": self.between_rounds_seconds,
+            "countdown_seconds": self.countdown_seconds,
+            "recovery": self.recovery,
+            "seed": self.seed,
+            "require_procedures": self.require_procedures,
+            "gaming_day_start_hour": self.gaming_day_start_hour,
+            "cards": self.cards,
+        }
+
+
+@dataclass
+class Procedures:
+    """The table's gaming-day record (rebuilt from its procedure log)."""
+
+    reader_day: str | None = None
+    reader_by: str = ""
+    decks_us: int | None = None
+    decks_by: str = ""
+    decks_inspected: bool = False
+    inspected_by: str = ""
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+
+def apply_command(round_: Any, text: str) -> None:
+    """Apply a logged command: the engine's notation, except ``dealer close-wagering``, which
+    every game offers as its ``close_wagering`` verb (not every game's notation names it)."""
+    if text == "dealer close-wagering":
+        round_.close_wagering()
+    else:
+        round_.apply(text)
+
+
+def replay_round(events: list[EventRecord], adapter: Adapter) -> Any:
+    """Rebuild a round from its log: ``open`` makes it; ``wager``, ``command`` and ``card``
+    events are applied in order. The engine is deterministic, so the round is exactly the one
+    that was logged."""
+    round_: Any = None
+    for record in events:
+        payload = record.payload
+        if record.kind == "open":
+            spec = GAMES[payload["game"]]
+            round_ = spec.new_round(spec.rules_class.from_mapping(payload["rules"]), None)
+        elif round_ is None:
+            raise StoreError(f"{record.round_id}: event {record.seq} comes before the round opens")
+        elif record.kind == "wager":
+            adapter.place_wager(
+                round_,
+                payload["player"],
+                payload.get("position"),
+                payload["kind"],
+                payload["amount"],
+            )
+        elif record.kind == "command":
+            apply_command(round_, payload["text"])
+        elif record.kind == "card":
+            round_.deal_card(Card.parse(payload["code"]))
+    return round_
+
+
+def _applier(text: str) -> Callable[[Any], None]:
+    def apply(round_: Any) -> None:
+        apply_command(round_, text)
+
+    return apply
+
+
+class Table:
+    """A table of the floor (see the module docstring)."""
+
+    def __init__(self, floor: Floor, config: TableConfig) -> None:
+        self.floor = floor
+        self.config = config
+        self.id = config.id
+        self.rules = config.rules
+        self.game = config.rules.game
+        self.adapter = adapter_for(self.game)
+        self.lock = asyncio.Lock()
+        self.status = "closed"
+        self.round: Any = None
+        self.round_id: str | None = None
+        self.number = 0
+        self.books = Books(self.id)
+        self.shoe: VirtualShoe | None = (
+            VirtualShoe(
+                self.rules.decks,
+                seed=config.seed,
+                penetration=self.rules.penetration,
+                order=config.cards,
+            )
+            if config.source == "virtual"
+            else None
+        )
+        self.procedures = Procedures()
+        self.subscribers: set[Any] = set()
+        self.selected: dict[str, int] = {}
+        self.recent: dict[str, OrderedDict[str, dict[str, Any]]] = {}
+        self.window_key: tuple[Any, ...] | None = None
+        self.deadline: float | None = None
+        self.window_seconds: float = 0.0
+        self._clock_task: asyncio.Task[None] | None = None
+        self._auto_task: asyncio.Task[None] | None = None
+        self.halt_reason = ""
+        self.last_seq = 0
+        self.broadcast_pending = False
+        self.seconds = self.adapter.countdown_seconds(self.rules, config.countdown_seconds)
+        self.default_action = self.adapter.countdown_default(self.rules)
+
+    @property
+    def procedures_id(self) -> str:
+        """The id of the table's gaming-day procedure log."""
+        return f"{self.id}-procedures"
+
+    # -- start, recovery -------------------------------------------------------------------
+
+    async def start(self, status: str) -> None:
+        """Load the procedure log, recover an open round, and start the automated dealer."""
+        store = self.floor.store
+        self.number = await store.last_round_number(self.id)
+        if await store.round(self.procedures_id) is None:
+            await store.commit(
+                Step(
+                    self.procedures_id,
+                    events=[EventIn("table", {"game": self.game, "config": self.config.to_json()})],
+                    open_round=(self.id, 0, self.game, "procedures"),
+                    at_us=self.floor.now_us(),
+                )
+            )
+        for record in await store.events(self.procedures_id):
+            self._apply_procedure(record)
+        self.status = status
+        open_rounds = [
+            row
+            for state in ("open", "irregular")
+            for row in await store.rounds(table_id=self.id, status=state, limit=10)
+        ]
+        for row in sorted(open_rounds, key=lambda r: r["number"]):
+            await self._recover(row)
+        self._changed()
+
+    async def _recover(self, row: dict[str, Any]) -> None:
+        events = await self.floor.store.events(row["id"])
+        round_ = replay_round(events, self.adapter)
+        self.round, self.round_id = round_, row["id"]
+        self.last_seq = events[-1].seq if events else 0
+        self.books = Books(
+            self.id, {w.id: w.amount for w in round_.wagers}, len(round_.settlements)
+        )
+        if self.shoe is not None:
+            self.shoe.shuffle(out_of_play=round_.cards_dealt)
+        if row["status"] == "irregular":
+            self.status = "halted"
+            self.halt_reason = "irregularity before the restart; a supervisor must void the round"
+        elif self.config.recovery == "void":
+            await self._void(
+                "the server restarted; the operator's policy voids the open round", by="recovery"
+            )
+        else:
+            log.info("table %s resumes round %s", self.id, row["id"])
+            if self.status == "closed":
+                self.status = "open"
+            await self._commit_auto(self.round, [], resumed=True)
+
+    # -- procedures (633c.5(d), (g), (i)) --------------------------------------------------
+
+    def gaming_day(self, at_us: int | None = None) -> str:
+        """The gaming day (a date) of a moment: days start at ``gaming_day_start_hour`` UTC."""
+        moment = self.floor.now_us() if at_us is None else at_us
+        shifted = moment // 1_000_000 - self.config.gaming_day_start_hour * 3600
+        return dt.datetime.fromtimestamp(shifted, dt.UTC).date().isoformat()
+
+    def _apply_procedure(self, record: EventRecord) -> None:
+        payload = record.payload
+        proc = self.procedures
+        entry = {"kind": record.kind, "at_us": record.at_us, **payload}
+        if record.kind == "reader_inspection" and payload.get("result") == "ok":
+            proc.reader_day, proc.reader_by = payload["gaming_day"], payload["by"]
+        elif record.kind == "reader_inspection":
+            proc.reader_day = None
+        elif record.kind == "decks_registered":
+            proc.decks_us, proc.decks_by = record.at_us, payload["by"]
+            proc.decks_inspected = False
+        elif record.kind == "deck_inspection":
+            proc.decks_inspected = payload.get("result") == "ok"
+            proc.inspected_by = f"{payload['dealer']} / {payload['verified_by']}"
+        if record.kind != "table":
+            proc.history.append(entry)
+            del proc.history[:-50]
+
+    async def record_procedure(self, kind: str, payload: dict[str, Any], by: str) -> None:
+        """Append a gaming-day procedure to the table's log (who, when, result)."""
+        if kind == "reader_inspection":
+            payload = {**payload, "gaming_day": self.gaming_day()}
+        async with self.lock:
+            [record] = await self.floor.store.commit(
+                Step(
+                    self.procedures_id,
+                    events=[EventIn(kind, {**payload, "by": by}, actor=by)],
+                    at_us=self.floor.now_us(),
+                )
+            )
+            self._apply_procedure(record)
+            if kind == "decks_registered" and self.shoe is not None and self.round is None:
+                self.shoe.shuffle()
+        self._changed()
+
+    def procedure_problem(self) -> RefusedError | None:
+        """Why the table may not deal now, or None (633c.5(d), (g), (i))."""
+        if not self.config.require_procedures:
+            return None
+        proc = self.procedures
+        if proc.reader_day != self.gaming_day():
+            return RefusedError(
+                "procedure",
+                "The card reader device has not been inspected this gaming day; the "
+                f"floorperson must inspect it before the first round ({READER_RULE}).",
+                READER_RULE,
+            )
+        if proc.decks_us is None or self.floor.now_us() - proc.decks_us >= DAY_US:
+            return RefusedError(
+                "procedure",
+                "The decks in use are 24 hours old or more (or none are registered); register "
+                f"new decks before dealing ({DECK_AGE_RULE}).",
+                DECK_AGE_RULE,
+            )
+        if not proc.decks_inspected:
+            return RefusedError(
+                "procedure",
+                "The decks have not been inspected by the dealer and verified by the "
+                f"floorperson ({DECK_INSPECTION_RULE}).",
+                DECK_INSPECTION_RULE,
+            )
+        return None
+
+    # -- opening and closing ---------------------------------------------------------------
+
+    async def set_status(self, status: str) -> None:
+        """Open or close the table (a round in progress is finished first)."""
+        async with self.lock:
+            self.status = status if self.status != "halted" else self.status
+            await self.floor.store.set_table_status(self.id, status)
+        self._changed()
+
+    async def open_round(self, by: str) -> str:
+        """Start a new round (dealer, or the automated dealer)."""
+        async with self.lock:
+            if self.status != "open":
+                raise RefusedError("table", f"Table {self.id} is {self.status}.", "table status")
+            if self.round is not None and not self.round.is_complete:
+                raise RefusedError(
+                    "round", f"Round {self.round_id} is still in progress.", "PA 633c.5(n)"
+                )
+            problem = self.procedure_problem()
+            if problem is not None:
+                raise problem
+            if self.shoe is not None and self.shoe.needs_shuffle:
+                self.shoe.shuffle()
+                await self.floor.store.commit(
+                    Step(
+                        self.procedures_id,
+                        events=[EventIn("shuffle", {"shuffles": self.shoe.shuffles}, actor=by)],
+                        at_us=self.floor.now_us(),
+                    )
+                )
+            spec = GAMES[self.game]
+            number = self.number + 1
+            round_id = f"{self.id}-{number:06d}"
+            round_ = spec.new_round(self.rules, None)
+            event = EventIn(
+                "open",
+                {
+                    "game": self.game,
+                    "rules": self.rules.to_mapping(),
+                    "table": self.id,
+                    "number": number,
+                    "source": self.config.source,
+                },
+                actor=by,
+            )
+            await self.floor.store.commit(
+                Step(
+                    round_id,
+                    events=[event],
+                    open_round=(self.id, number, self.game, "round"),
+                    at_us=self.floor.now_us(),
+                )
+            )
+            self.number, self.round_id, self.round = number, round_id, round_
+            self.last_seq = 1
+            self.halt_reason = ""
+            self.books = Books(self.id)
+            self.recent.clear()
+        self._changed()
+        return round_id
+
+    # -- the step ----------------------------------------------------------------------------
+
+    async def _commit_auto(
+        self, work: Any, events: list[EventIn], *, resumed: bool = False
+    ) -> list[EventRecord]:
+        """Deal what the virtual shoe must deal, book the money, commit, adopt ``work``."""
+        mark = self.shoe.mark() if self.shoe is not None else 0
+        try:
+            if self.shoe is not None:
+                while work.card_request is not None:
+                    card = self.shoe.draw()
+                    work.deal_card(card)
+                    events.append(
+                        EventIn(
+                            "card",
+                            {"code": card.code, "read_us": self.floor.now_us(), "source": "shoe"},
+                            actor="shoe",
+                        )
+                    )
+            transfers, meters, escrowed, settled = self.books.diff(work.wagers, work.settlements)
+            status = None
+            if work.is_complete:
+                status = "complete"
+                events.append(
+                    EventIn(
+                        "complete",
+                        {
+                            "house_net": work.house_net(),
+                            "settlements": [s.to_json() for s in work.settlements],
+                        },
+                    )
+                )
+            if not events and not transfers:
+                return []
+            self.floor.check_funds(transfers)
+            assert self.round_id is not None
+            records = await self.floor.store.commit(
+                Step(
+                    self.round_id,
+                    events,
+                    transfers,
+                    meters,
+                    status=status,
+                    at_us=self.floor.now_us(),
+                )
+            )
+        except BaseException:
+            if self.shoe is not None:
+                self.shoe.reset(mark)
+            raise
+        self.books.accept(escrowed, settled)
+        self.round = work
+        if records:
+            self.last_seq = records[-1].seq
+        self.floor.book(transfers)
+        del resumed
+        return records
+
+    async def _run(
+        self,
+        apply: Callable[[Any], None],
+        event: EventIn,
+        *,
+        player: str = "",
+        command_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Apply one request to the round, commit it with its consequences, answer it."""
+        if command_id is not None and player:
+            seen = self.recent.get(player, OrderedDict()).get(command_id)
+            if seen is not None:
+                return {**seen, "repeat": True}
+        if self.status == "halted":
+            raise RefusedError(
+                "halted", f"Table {self.id} is halted: {self.halt_reason}", "PA 633a.14"
+            )
+        if self.round is None:
+            raise RefusedError("round", f"No round is open at table {self.id}.", "PA 633c.5(n)")
+        work = self.round
+        try:
+            apply(work)
+        except TablejackError as error:
+            raise RefusedError.from_engine(error) from None
+        try:
+            records = await self._commit_auto(work, [event])
+        except InsufficientFundsError as error:
+            await self._reload()
+            raise RefusedError(
+                "balance",
+                f"The wager needs {format_cents(error.needed)}; the account holds "
+                f"{format_cents(error.balance)}.",
+                "account balance",
+            ) from None
+        except Exception:
+            await self._reload()
+            raise
+        reply = {"ok": True, "round_id": self.round_id, "seq": records[-1].seq if records else None}
+        if command_id is not None and player:
+            answered = self.recent.setdefault(player, OrderedDict())
+            answered[command_id] = reply
+            while len(answered) > 256:
+                answered.popitem(last=False)
+        return reply
+
+    async def _reload(self) -> None:
+        """Rebuild the round from the log after a failed commit."""
+        if self.round_id is None:
+            return
+        events = await self.floor.store.events(self.round_id)
+        self.round = replay_round(events, self.adapter)
+        self.books = Books(
+            self.id, {w.id: w.amount for w in self.round.wagers}, len(self.round.settlements)
+        )
+
+    # -- requests ----------------------------------------------------------------------------
+
+    def select_position(self, player: str, position: int) -> None:
+        """Remember the position a player selected (633c.5(l))."""
+        if not 1 <= position <= self.adapter.positions(self.rules):
+            raise RefusedError(
+                "position",
+                f"Position {position} does not exist; select 1 to "
+                f"{self.adapter.positions(self.rules)} (PA 633c.5(l)).",
+                "PA 633c.5(l)",
+            )
+        self.selected[player] = position
+
+    async def wager(
+        self, player: str, terminal: str, kind: str, amount: int, command_id: str
+    ) -> dict[str, Any]:
+        """A terminal's wager before the first card (633c.5(k))."""
+        async with self.lock:
+            position = self.selected.get(player)
+            reply = await self._run(
+                lambda r: self.adapter.place_wager(r, player, position, kind, amount),
+                EventIn(
+                    "wager",
+                    {
+                        "player": player,
+                        "position": position,
+                        "kind": kind,
+                        "amount": amount,
+                        "command_id": command_id,
+                    },
+                    actor=player,
+                    terminal=terminal,
+                ),
+                player=player,
+                command_id=command_id,
+            )
+        self._changed()
+        return reply
+
+    async def action(
+        self,
+        player: str,
+        terminal: str,
+        verb: str,
+        amount: int | None,
+        position: int | None,
+        command_id: str,
+    ) -> dict[str, Any]:
+        """A terminal player's decision."""
+        async with self.lock:
+            seen = self.recent.get(player, OrderedDict()).get(command_id)
+            if seen is not None:
+                return {**seen, "repeat": True}
+            if self.round is None:
+                raise RefusedError("round", f"No round is open at table {self.id}.", "PA 633c.5(n)")
+            try:
+                actor = self.adapter.actor(self.round, player, position)
+            except TablejackError as error:
+                raise RefusedError.from_engine(error) from None
+            text = f"{actor} {verb}" + ("" if amount is None else f" {amount}")
+            reply = await self._run(
+                _applier(text),
+                EventIn(
+                    "command",
+                    {"text": text, "command_id": command_id},
+                    actor=player,
+                    terminal=terminal,
+                ),
+                player=player,
+                command_id=command_id,
+            )
+        self._changed()
+        return reply
+
+    async def dealer_command(
+        self, command: str, by: str, terminal: str = "console", card: str | None = None
+    ) -> dict[str, Any]:
+        """The dealer console: ``open-round``, ``close-wagering``, ``card``,
+        ``countdown-expired``."""
+        if command == "open-round":
+            round_id = await self.open_round(by)
+            return {"ok": True, "round_id": round_id}
+        if command == "card":
+            if card is None:
+                raise RefusedError("invalid", "A card command needs the card code.", "PA 633c.5(j)")
+            return await self.reader_card(card, by, terminal)
+        if command not in ("close-wagering", "countdown-expired"):
+            raise RefusedError(
+                "invalid",
+                f"Unknown dealer command {command!r}; the console sends open-round, "
+                "close-wagering, card, countdown-expired.",
+                "dealer console",
+            )
+        async with self.lock:
+            text = f"dealer {command}"
+            reply = await self._run(
+                _applier(text),
+                EventIn("command", {"text": text}, actor=by, terminal=terminal),
+            )
+        self._changed()
+        return reply
+
+    async def reader_card(self, code: str, by: str, terminal: str = "reader") -> dict[str, Any]:
+        """A card read by the card-reading shoe (or typed on the console). A card the engine
+        did not ask for, or one copy too many, stops the round as an irregularity."""
+        try:
+            card = Card.parse(code.strip().upper())
+        except InvalidNotationError as error:
+            raise RefusedError("invalid", error.message, "PA 633c.5(j)") from None
+        async with self.lock:
+            if self.round is None or self.round.is_complete:
+                await self._irregularity(
+                    f"{card.code} was read but no round is being dealt", "PA 633a.14", by
+                )
+                raise RefusedError("irregularity", f"{card.code} was not asked for.", "PA 633a.14")
+            if self.shoe is not None:
+                raise RefusedError(
+                    "source",
+                    f"Table {self.id} deals from its virtual shoe; reader cards are not taken.",
+                    "PA 633c.5(j)",
+                )
+            try:
+                self.round.verify_dealing_card(card)
+            except TablejackError as error:
+                await self._irregularity(
+                    f"{card.code} refused: {error.message}", error.rule or "PA 633a.14", by
+                )
+                raise RefusedError("irregularity", error.message, error.rule) from None
+            reply = await self._run(
+                lambda r: r.deal_card(card),
+                EventIn(
+                    "card",
+                    {"code": card.code, "read_us": self.floor.now_us(), "source": terminal},
+                    actor=by,
+                    terminal=terminal,
+                ),
+            )
+        self._changed()
+        return reply
+
+    async def _irregularity(self, message: str, rule: str, by: str) -> None:
+        """Stop the round: log the irregularity; a supervisor voids the round."""
+        self.halt_reason = message
+        self.status = "halted"
+        if self.round_id is not None and self.round is not None and not self.round.is_complete:
+            await self.floor.store.commit(
+                Step(
+                    self.round_id,
+                    events=[EventIn("irregularity", {"message": message, "rule": rule}, actor=by)],
+                    status="irregular",
+                    at_us=self.floor.now_us(),
+                )
+            )
+        else:
+            await self.floor.store.commit(
+                Step(
+                    self.procedures_id,
+                    events=[EventIn("irregularity", {"message": message, "rule": rule}, actor=by)],
+                    at_us=self.floor.now_us(),
+                )
+            )
+        await self.floor.store.audit("irregularity", message, table_id=self.id, actor=by, rule=rule)
+        self._changed()
+
+    async def void(self, by: str, reason: str) -> dict[str, Any]:
+        """Void the round in progress and refund every unsettled wager (supervisor)."""
+        async with self.lock:
+            if self.round is None or self.round.is_complete:
+                if self.status == "halted":
+                    self.status = "open"
+                    self.halt_reason = ""
+                    self._changed()
+                    return {"ok": True, "voided": None}
+                raise RefusedError("round", "No round in progress to void.", "PA 633a.14")
+            voided = await self._void(reason, by=by)
+        self._changed()
+        return {"ok": True, "voided": voided}
+
+    async def _void(self, reason: str, *, by: str) -> str | None:
+        round_id = self.round_id
+        assert round_id is not None
+        transfers, meters = self.books.refunds(self.round.wagers, self.round.settlements)
+        await self.floor.store.commit(
+            Step(
+                round_id,
+                events=[
+                    EventIn(
+                        "void",
+                        {
+                            "reason": reason,
+                            "refunds": [
+                                {"player": t.to_account, "amount": t.amount, "wager_id": t.wager_id}
+                                for t in transfers
+                            ],
+                        },
+                        actor=by,
+                    )
+                ],
+                transfers=transfers,
+                meters=meters,
+                status="voided",
+                at_us=self.floor.now_us(),
+            )
+        )
+        self.floor.book(transfers)
+        self.round = None
+        self.books = Books(self.id)
+        if self.status == "halted":
+            self.status = "open"
+            self.halt_reason = ""
+        await self.floor.store.audit("void", reason, table_id=self.id, actor=by)
+        return round_id
+
+    # -- the countdown clock and the automated dealer ----------------------------------------
+
+    def _window(self) -> tuple[Any, ...] | None:
+        round_ = self.round
+        if round_ is None or self.status != "open" or round_.is_complete:
+            return None
+        if round_.phase.value == "wagering":
+            if self.config.automated and round_.wagers:
+                return ("wagering", self.number)
+            return None
+        return self.adapter.window(round_)
+
+    def _changed(self) -> None:
+        """After every change: restart the clock if the window changed, run the automated
+        dealer, broadcast."""
+        key = self._window()
+        if key != self.window_key:
+            if self._clock_task is not None:
+                self._clock_task.cancel()
+                self._clock_task = None
+            self.window_key = key
+            self.deadline = None
+            if key is not None:
+                seconds = self.config.wagering_seconds if key[0] == "wagering" else self.seconds
+                self.window_seconds = seconds
+                self.deadline = self.floor.clock() + seconds
+                self._clock_task = asyncio.create_task(self._countdown(key, seconds))
+        if (
+            self.config.automated
+            and self.status == "open"
+            and (self.round is None or self.round.is_complete)
+            and (self._auto_task is None or self._auto_task.done())
+        ):
+            self._auto_task = asyncio.create_task(self._next_round())
+        self.floor.broadcast(self)
+
+    async def _countdown(self, key: tuple[Any, ...], seconds: float) -> None:
+        await asyncio.sleep(seconds)
+        async with self.lock:
+            if self.window_key != key or self.round is None:
+                return
+            commands = (
+                ["dealer close-wagering"]
+                if key[0] == "wagering"
+                else self.adapter.on_countdown(self.round)
+            )
+            for text in commands:
+                try:
+                    await self._run(
+                        _applier(text),
+                        EventIn("command", {"text": text}, actor="clock", terminal="clock"),
+                    )
+                except RefusedError as refusal:
+                    log.warning(
+                        "table %s: the clock's %r was refused: %s", self.id, text, refusal.message
+                    )
+                    break
+            self.window_key = None
+        self._changed()
+
+    async def _next_round(self) -> None:
+        await asyncio.sleep(self.config.between_rounds_seconds if self.round is not None else 0)
+        try:
+            await self.open_round("auto-dealer")
+        except RefusedError as refusal:
+            self.halt_reason = refusal.message
+            self.floor.broadcast(self)
+
+    async def stop(self) -> None:
+        """Cancel the clock and the automated dealer (shutdown)."""
+        for task in (self._clock_task, self._auto_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    # -- views -------------------------------------------------------------------------------
+
+    def countdown(self) -> dict[str, Any] | None:
+        """The running clock: when it ends (epoch ms), its length and what it does."""
+        if self.deadline is None or self.window_key is None:
+            return None
+        wagering = self.window_key[0] == "wagering"
+        return {
+            "ends_at_ms": int(self.deadline * 1000),
+            "seconds": self.window_seconds,
+            "window": "wagering" if wagering else str(self.window_key[0]),
+            "default": "close wagering" if wagering else self.default_action,
+            "now_ms": int(self.floor.clock() * 1000),
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """The table for lists."""
+        return {
+            "id": self.id,
+            "title": self.config.title or self.rules.name or self.id,
+            "game": self.game,
+            "status": self.status,
+            "round_id": self.round_id,
+            "phase": None if self.round is None else self.round.phase.value,
+            "positions": self.adapter.positions(self.rules),
+            "source": self.config.source,
+            "automated": self.config.automated,
+            "halt_reason": self.halt_reason,
+        }
+
+    def info(self) -> dict[str, Any]:
+        """What a terminal needs once to draw the table: layout and the rules icon."""
+        return {
+            **self.summary(),
+            "rules_icon": rules_icon(self.rules, self.seconds, self.default_action),
+            "side_wagers": list(self.adapter.side_wagers),
+            "table_minimum": self.rules.table_minimum,
+            "table_maximum": self.rules.table_maximum,
+            "betting_unit": self.rules.betting_unit,
+        }
+
+    def player_state(self, player: str) -> dict[str, Any]:
+        """The state message for a player's terminal."""
+        view = None if self.round is None else self.adapter.player_view(self.round, player)
+        return {
+            "type": "state",
+            "table": self.id,
+            "status": self.status,
+            "round_id": self.round_id,
+            "seq": self.last_seq,
+            "view": view,
+            "position": self.selected.get(player),
+            "balance": self.floor.balances.get(player),
+            "countdown": self.countdown(),
+        }
+
+    def staff_state(self) -> dict[str, Any]:
+        """The state message for the dealer console and the supervisor."""
+        round_ = self.round
+        view = None if round_ is None else self.adapter.audit_view(round_)
+        return {
+            "type": "state",
+            "table": self.id,
+            "status": self.status,
+            "round_id": self.round_id,
+            "seq": self.last_seq,
+            "view": view,
+            "next": self.next_instruction(),
+            "countdown": self.countdown(),
+            "procedures": self.procedures_state(),
+            "transcript": None if round_ is None else transcript(round_),
+        }
+
+    def procedures_state(self) -> dict[str, Any]:
+        """The gaming-day record for the console."""
+        proc = self.procedures
+        return {
+            "gaming_day": self.gaming_day(),
+            "reader_inspected": proc.reader_day == self.gaming_day(),
+            "reader_by": proc.reader_by,
+            "decks_registered_us": proc.decks_us,
+            "decks_by": proc.decks_by,
+            "decks_inspected": proc.decks_inspected,
+            "inspected_by": proc.inspected_by,
+            "problem": None if (p := self.procedure_problem()) is None else p.message,
+        }
+
+    def next_instruction(self) -> str:
+        """What the dealer does next, in words (the console's banner)."""
+        if self.status == "halted":
+            return f"STOP — irregularity: {self.halt_reason}. Call the floorperson."
+        if self.status != "open":
+            return f"Table {self.status}."
+        round_ = self.round
+        if round_ is None or round_.is_complete:
+            problem = self.procedure_problem()
+            if problem is not None:
+                return problem.message
+            return "Open the next round." if not self.config.automated else "Next round soon."
+        request = round_.card_request
+        if request is not None:
+            target = request.describe()
+            if target == "dealer hole card":
+                return "Deal the hole card face down and insert it into the card reader."
+            if target.startswith("community"):
+                return f"Draw {target} face up into the community box."
+            if target == "dealer":
+                return "Turn the hole card; draw a card for the dealer."
+            return f"Deal a card to {target}."
+        if round_.phase.value == "wagering":
+            return "Wagering is open; close wagering to deal."
+        if round_.phase.value == "dealer":
+            return "Turn the hole card."
+        step: str = round_.next_step()
+        return f"Wait: {step}."

@@ -1,0 +1,40 @@
+"""The SQL store of the table system: accounts, the double-entry ledger in integer cents, the
+append-only hash-chained round event log, meters, role tokens and the audit log.
+
+SQLite (a file, zero set-up) by default; PostgreSQL by URL. The schema is created and upgraded
+by Alembic migrations shipped inside the package (:meth:`Store.open` applies them).
+"""
+
+from __future__ import annotations
+
+from tablejack.store.db import (
+    CAGE,
+    GENESIS,
+    DuplicateEventError,
+    EventIn,
+    EventRecord,
+    InsufficientFundsError,
+    Step,
+    Store,
+    StoreError,
+    Transfer,
+    async_url,
+    chain_hash,
+    now_us,
+)
+
+__all__ = [
+    "CAGE",
+    "GENESIS",
+    "DuplicateEventError",
+    "EventIn",
+    "EventRecord",
+    "InsufficientFundsError",
+    "Step",
+    "Store",
+    "StoreError",
+    "Transfer",
+    "async_url",
+    "chain_hash",
+    "now_us",
+]

@@ -1,0 +1,923 @@
+"""The store: accounts, the double-entry ledger, the round event log and meters, over SQL.
+
+One :class:`Store` wraps an async SQLAlchemy engine (SQLite through aiosqlite by default,
+PostgreSQL through asyncpg). Its one write path for play is :meth:`Store.commit`: a
+:class:`Step` — events appended to a round's log, the money they move and the meter increments —
+is written in ONE transaction, so a crash never leaves an event without its ledger entries or
+the reverse. The server commits a step before it broadcasts anything.
+
+* Money moves only as :class:`Transfer` rows between two accounts, in integer cents; the sum of
+  all balances is zero at all times (the cage account goes negative as it funds players).
+  A player account never goes below zero: the database refuses the update and the whole step
+  is rolled back (:class:`InsufficientFundsError`).
+* Each event's hash is SHA-256 over the previous hash and the event's own fields; the round row
+  keeps the head hash and last sequence number. :meth:`Store.verify_log` recomputes every chain.
+* Driver errors are translated: a duplicate ``(round_id, seq)`` raises
+  :class:`DuplicateEventError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import secrets
+import time
+from collections import defaultdict
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from sqlalchemy import case, func, select, text, update
+from sqlalchemy import event as sa_event
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from tablejack.store.models import (
+    ACCOUNTS,
+    AUDIT,
+    EVENTS,
+    LEDGER,
+    METERS,
+    ROUNDS,
+    TABLES,
+    TOKENS,
+    Account,
+    AuditEntry,
+    Event,
+    Meter,
+    Round,
+    TableRow,
+    Token,
+)
+
+__all__ = [
+    "GENESIS",
+    "DuplicateEventError",
+    "EventIn",
+    "EventRecord",
+    "InsufficientFundsError",
+    "Step",
+    "Store",
+    "StoreError",
+    "Transfer",
+    "async_url",
+    "chain_hash",
+    "now_us",
+]
+
+GENESIS = "0" * 64
+"""The previous hash of every chain's first event."""
+
+CAGE = "cage"
+"""The account that funds players (its balance is minus the players' funding)."""
+
+
+class StoreError(Exception):
+    """A write the store refused; nothing was written."""
+
+
+class InsufficientFundsError(StoreError):
+    """A player account would go below zero."""
+
+    def __init__(self, account: str, needed: int, balance: int) -> None:
+        super().__init__(
+            f"Account {account!r} holds {balance} cents; the step needs {needed} cents more."
+        )
+        self.account = account
+        self.needed = needed
+        self.balance = balance
+
+
+class DuplicateEventError(StoreError):
+    """An event with the same ``(round_id, seq)`` is already in the log."""
+
+
+def now_us() -> int:
+    """Microseconds since the epoch (the store's timestamps)."""
+    return time.time_ns() // 1000
+
+
+def async_url(url: str) -> str:
+    """The async driver URL for ``url``: ``sqlite:///f.db`` → ``sqlite+aiosqlite:///f.db``,
+    ``postgresql://…`` → ``postgresql+asyncpg://…``; a bare path is an SQLite file.
+
+    >>> async_url("postgresql://postgres@127.0.0.1/test")
+    'postgresql+asyncpg://postgres@127.0.0.1/test'
+    >>> async_url("floor.db")
+    'sqlite+aiosqlite:///floor.db'
+    """
+    if "://" not in url:
+        return f"sqlite+aiosqlite:///{url}"
+    scheme, rest = url.split("://", 1)
+    base = scheme.split("+", 1)[0]
+    if base == "sqlite":
+        return f"sqlite+aiosqlite://{rest}"
+    if base in ("postgresql", "postgres"):
+        return f"postgresql+asyncpg://{rest}"
+    return url
+
+
+def canonical(payload: Mapping[str, Any]) -> str:
+    """The one JSON text of a payload that the hash covers (sorted keys, no spaces)."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def chain_hash(
+    prev_hash: str,
+    round_id: str,
+    seq: int,
+    at_us: int,
+    kind: str,
+    actor: str,
+    terminal: str,
+    payload: str,
+) -> str:
+    """SHA-256 (hex) of an event chained to the previous one.
+
+    >>> chain_hash(GENESIS, "T1-000001", 1, 0, "open", "", "", "{}")[:12]
+    '6c814c17a47a'
+    """
+    text = json.dumps(
+        [prev_hash, round_id, seq, at_us, kind, actor, terminal, payload],
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Transfer:
+    """Move ``amount`` cents (> 0) from one account to another."""
+
+    from_account: str
+    to_account: str
+    amount: int
+    kind: str
+    wager_id: int | None = None
+    memo: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class EventIn:
+    """An event to append: its kind, who caused it, from which terminal, and its data."""
+
+    kind: str
+    payload: Mapping[str, Any]
+    actor: str = ""
+    terminal: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class EventRecord:
+    """An event as stored."""
+
+    round_id: str
+    seq: int
+    at_us: int
+    kind: str
+    actor: str
+    terminal: str
+    payload: dict[str, Any]
+    prev_hash: str
+    hash: str
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data for the API."""
+        return {
+            "round_id": self.round_id,
+            "seq": self.seq,
+            "at_us": self.at_us,
+            "kind": self.kind,
+            "actor": self.actor,
+            "terminal": self.terminal,
+            "payload": self.payload,
+            "hash": self.hash,
+        }
+
+
+@dataclass(slots=True)
+class Step:
+    """Everything one engine step writes, committed together by :meth:`Store.commit`.
+
+    ``open_round`` creates the round row first (``(table_id, number, game, kind)``);
+    ``status`` sets the round's status after the events (``complete``, ``voided`` …).
+    """
+
+    round_id: str
+    events: list[EventIn] = field(default_factory=list)
+    transfers: list[Transfer] = field(default_factory=list)
+    meters: list[tuple[str, str, int, int]] = field(default_factory=list)
+    """``(table_id, wager_kind, drop, win)`` increments."""
+    open_round: tuple[str, int, str, str] | None = None
+    status: str | None = None
+    at_us: int | None = None
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
+
+
+def _migrate(connection: Any) -> None:
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    location = resources.files("tablejack.store") / "migrations"
+    config.set_main_option("script_location", str(location))
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")
+
+
+class Store:
+    """The SQL store of a floor. Create with :meth:`open`; close with :meth:`close`."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+        self.dialect = engine.dialect.name
+        self._write_lock = asyncio.Lock()
+        self._serialise = self.dialect == "sqlite"
+        self._pending: list[tuple[Step, asyncio.Future[list[EventRecord]]]] = []
+        self._writer: asyncio.Task[None] | None = None
+        self._heads: dict[str, tuple[int, str]] = {}
+        """The last (seq, hash) of each open round this store wrote (saves a read per step;
+        the round row's update checks it, so a stale entry is caught)."""
+
+    @classmethod
+    async def open(
+        cls, url: str, *, schema: str | None = None, migrate: bool = True, pool_size: int = 10
+    ) -> Store:
+        """Connect to ``url`` (SQLite path or URL, PostgreSQL URL) and bring the schema to the
+        latest migration. ``schema`` (PostgreSQL; or ``?schema=name`` at the end of the URL)
+        selects a schema through ``search_path``."""
+        full = async_url(url)
+        if "?schema=" in full:
+            full, schema = full.split("?schema=", 1)
+        kwargs: dict[str, Any] = {}
+        if full.startswith("postgresql"):
+            kwargs["pool_size"] = pool_size
+            if schema:
+                kwargs["connect_args"] = {"server_settings": {"search_path": schema}}
+        engine = create_async_engine(full, **kwargs)
+        if engine.dialect.name == "sqlite":
+            sa_event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        store = cls(engine)
+        if migrate:
+            await store.migrate()
+        return store
+
+    async def migrate(self) -> None:
+        """Apply every Alembic migration not yet applied."""
+        async with self.engine.begin() as connection:
+            await connection.run_sync(_migrate)
+
+    async def close(self) -> None:
+        """Release every connection."""
+        await self.engine.dispose()
+
+    @contextlib.asynccontextmanager
+    async def _write(self) -> AsyncIterator[AsyncConnection]:
+        """A write transaction (serialised on SQLite, which has one writer at a time)."""
+        if self._serialise:
+            async with self._write_lock, self.engine.begin() as connection:
+                yield connection
+        else:
+            async with self.engine.begin() as connection:
+                yield connection
+
+    # -- accounts and money ----------------------------------------------------------------
+
+    async def ensure_account(self, account_id: str, kind: str, name: str = "") -> bool:
+        """Create the account if it does not exist; True if it was created."""
+        async with self._write() as connection:
+            found = await connection.scalar(select(Account.id).where(Account.id == account_id))
+            if found is not None:
+                return False
+            await connection.execute(
+                ACCOUNTS.insert().values(
+                    id=account_id,
+                    kind=kind,
+                    name=name or account_id,
+                    balance=0,
+                    created_us=now_us(),
+                )
+            )
+            return True
+
+    async def fund(self, account_id: str, amount: int, memo: str = "credit") -> None:
+        """Move ``amount`` cents from the cage to ``account_id`` (player credit)."""
+        await self.ensure_account(CAGE, "cage", "cage")
+        await self.commit_transfers([Transfer(CAGE, account_id, amount, "fund", memo=memo)])
+
+    async def commit_transfers(self, transfers: Sequence[Transfer]) -> None:
+        """Move money outside any round (funding, cash-out)."""
+        async with self._write() as connection:
+            await self._apply_transfers(connection, transfers, None, None, now_us())
+
+    async def _apply_transfers(
+        self,
+        connection: AsyncConnection,
+        transfers: Sequence[Transfer],
+        round_id: str | None,
+        seq: int | None,
+        at_us: int,
+    ) -> None:
+        if not transfers:
+            return
+        deltas: dict[str, int] = defaultdict(int)
+        rows = []
+        for transfer in transfers:
+            if isinstance(transfer.amount, bool) or not isinstance(transfer.amount, int):
+                raise StoreError(f"A transfer amount must be whole cents, not {transfer.amount!r}.")
+            if transfer.amount <= 0:
+                raise StoreError(f"A transfer moves a positive amount, not {transfer.amount}.")
+            if transfer.from_account == transfer.to_account:
+                raise StoreError(f"A transfer from {transfer.from_account!r} to itself.")
+            deltas[transfer.from_account] -= transfer.amount
+            deltas[transfer.to_account] += transfer.amount
+            rows.append(
+                {
+                    "at_us": at_us,
+                    "from_account": transfer.from_account,
+                    "to_account": transfer.to_account,
+                    "amount": transfer.amount,
+                    "kind": transfer.kind,
+                    "round_id": round_id,
+                    "seq": seq,
+                    "wager_id": transfer.wager_id,
+                    "memo": transfer.memo[:200],
+                }
+            )
+        accounts = ACCOUNTS
+        changed = {account: delta for account, delta in sorted(deltas.items()) if delta}
+        if self._serialise and changed:
+            # SQLite has one writer at a time: one statement updates every account
+            shift = case(changed, value=accounts.c.id)
+            result = await connection.execute(
+                update(accounts)
+                .where(accounts.c.id.in_(list(changed)))
+                .where((accounts.c.kind != "player") | (accounts.c.balance + shift >= 0))
+                .values(balance=accounts.c.balance + shift)
+            )
+            if result.rowcount != len(changed):
+                await self._refuse(connection, changed)
+        else:
+            for account_id, delta in changed.items():  # a fixed lock order: no deadlock
+                statement = (
+                    update(accounts)
+                    .where(accounts.c.id == account_id)
+                    .values(balance=accounts.c.balance + delta)
+                )
+                if delta < 0:
+                    statement = statement.where(
+                        (accounts.c.kind != "player") | (accounts.c.balance >= -delta)
+                    )
+                result = await connection.execute(statement)
+                if result.rowcount != 1:
+                    await self._refuse(connection, {account_id: delta})
+        await connection.execute(LEDGER.insert(), rows)
+
+    async def _refuse(self, connection: AsyncConnection, changed: Mapping[str, int]) -> None:
+        """Raise the reason an account update was refused (the transaction rolls back)."""
+        rows = (
+            await connection.execute(
+                select(ACCOUNTS.c.id, ACCOUNTS.c.kind, ACCOUNTS.c.balance).where(
+                    ACCOUNTS.c.id.in_(list(changed))
+                )
+            )
+        ).all()
+        found = {row[0]: (row[1], int(row[2])) for row in rows}
+        for account_id, delta in changed.items():
+            if account_id not in found:
+                raise StoreError(f"No account {account_id!r}.")
+            kind, balance = found[account_id]
+            if kind == "player" and balance + delta < 0:
+                raise InsufficientFundsError(account_id, -delta, balance)
+        raise StoreError("An account update was refused.")  # pragma: no cover
+
+    async def balance(self, account_id: str) -> int | None:
+        """The balance of an account in cents (None if there is no such account)."""
+        async with self.engine.connect() as connection:
+            value = await connection.scalar(select(Account.balance).where(Account.id == account_id))
+        return None if value is None else int(value)
+
+    async def accounts(self, kind: str | None = None) -> dict[str, int]:
+        """Every account's balance (of one kind if given)."""
+        statement = select(Account.id, Account.balance)
+        if kind is not None:
+            statement = statement.where(Account.kind == kind)
+        async with self.engine.connect() as connection:
+            rows = (await connection.execute(statement)).all()
+        return {row[0]: int(row[1]) for row in rows}
+
+    async def total(self) -> int:
+        """The sum of every balance: always zero."""
+        async with self.engine.connect() as connection:
+            value = await connection.scalar(select(func.coalesce(func.sum(Account.balance), 0)))
+        return int(value or 0)
+
+    async def ledger_of(self, account_id: str, limit: int = 200) -> list[dict[str, Any]]:
+        """The account's ledger entries, newest first, each with its signed effect."""
+        entries = LEDGER
+        statement = (
+            select(entries)
+            .where((entries.c.from_account == account_id) | (entries.c.to_account == account_id))
+            .order_by(entries.c.id.desc())
+            .limit(limit)
+        )
+        async with self.engine.connect() as connection:
+            rows = (await connection.execute(statement)).mappings().all()
+        out = []
+        for row in rows:
+            entry = dict(row)
+            entry["effect"] = (
+                entry["amount"] if entry["to_account"] == account_id else -entry["amount"]
+            )
+            out.append(entry)
+        return out
+
+    async def ledger_of_round(self, round_id: str) -> list[dict[str, Any]]:
+        """Every ledger entry a round's steps wrote, in order."""
+        statement = select(LEDGER).where(LEDGER.c.round_id == round_id).order_by(LEDGER.c.id)
+        async with self.engine.connect() as connection:
+            rows = (await connection.execute(statement)).mappings().all()
+        return [dict(row) for row in rows]
+
+    async def ledger_check(self) -> list[str]:
+        """Problems found by summing the whole ledger against the balances (none: ``[]``).
+
+        One SQL statement reads both, so the check sees one consistent snapshot even while
+        the server keeps writing."""
+        statement = text(
+            "SELECT a.id, a.balance, COALESCE(i.total, 0) - COALESCE(o.total, 0) "
+            "FROM accounts a "
+            "LEFT JOIN (SELECT to_account, SUM(amount) AS total FROM ledger_entries "
+            "GROUP BY to_account) i ON i.to_account = a.id "
+            "LEFT JOIN (SELECT from_account, SUM(amount) AS total FROM ledger_entries "
+            "GROUP BY from_account) o ON o.from_account = a.id "
+            "ORDER BY a.id"
+        )
+        async with self.engine.connect() as connection:
+            rows = (await connection.execute(statement)).all()
+        problems = [
+            f"account {account}: balance {int(balance)} but the ledger sums to {int(summed)}"
+            for account, balance, summed in rows
+            if int(balance) != int(summed)
+        ]
+        total = sum(int(row[1]) for row in rows)
+        if total != 0:
+            problems.append(f"the balances sum to {total}, not 0")
+        return problems
+
+    # -- tokens ----------------------------------------------------------------------------
+
+    async def issue_token(self, role: str, subject: str, token: str | None = None) -> str:
+        """Create a bearer token for ``role`` (player, dealer, supervisor) and ``subject``."""
+        if role not in ("player", "dealer", "supervisor"):
+            raise StoreError(f"Unknown role {role!r}.")
+        token = token or secrets.token_urlsafe(24)
+        async with self._write() as connection:
+            existing = await connection.scalar(select(Token.token).where(Token.token == token))
+            if existing is None:
+                await connection.execute(
+                    TOKENS.insert().values(
+                        token=token, role=role, subject=subject, created_us=now_us()
+                    )
+                )
+        return token
+
+    async def token_info(self, token: str) -> tuple[str, str] | None:
+        """``(role, subject)`` of a token, or None."""
+        async with self.engine.connect() as connection:
+            row = (
+                await connection.execute(
+                    select(Token.role, Token.subject).where(Token.token == token)
+                )
+            ).first()
+        return None if row is None else (row[0], row[1])
+
+    # -- tables ----------------------------------------------------------------------------
+
+    async def save_table(
+        self, table_id: str, game: str, rules: Mapping[str, Any], config: Mapping[str, Any]
+    ) -> None:
+        """Create or update a table's game, rules and configuration; make its accounts."""
+        tables = TABLES
+        async with self._write() as connection:
+            found = await connection.scalar(select(tables.c.id).where(tables.c.id == table_id))
+            values = {"game": game, "rules": canonical(rules), "config": canonical(config)}
+            if found is None:
+                await connection.execute(
+                    tables.insert().values(
+                        id=table_id, status="closed", created_us=now_us(), **values
+                    )
+                )
+            else:
+                await connection.execute(
+                    update(tables).where(tables.c.id == table_id).values(**values)
+                )
+        await self.ensure_account(f"escrow:{table_id}", "escrow", f"escrow of table {table_id}")
+        await self.ensure_account(f"house:{table_id}", "house", f"house of table {table_id}")
+
+    async def set_table_status(self, table_id: str, status: str) -> None:
+        """Open or close a table."""
+        tables = TABLES
+        async with self._write() as connection:
+            await connection.execute(
+                update(tables).where(tables.c.id == table_id).values(status=status)
+            )
+
+    async def tables(self) -> list[dict[str, Any]]:
+        """Every table with its game, rules, configuration and status."""
+        async with self.engine.connect() as connection:
+            rows = (await connection.execute(select(TABLES).order_by(TableRow.id))).mappings().all()
+        out = []
+        for row in rows:
+            item = dict(row)
+            item["rules"] = json.loads(item["rules"])
+            item["config"] = json.loads(item["config"])
+            out.append(item)
+        return out
+
+    # -- the event log ---------------------------------------------------------------------
+
+    async def commit(self, step: Step) -> list[EventRecord]:
+        """Write a step in one transaction: round row, events (hash-chained), transfers and
+        meters. Raises (and writes nothing) on insufficient funds or a duplicate event.
+
+        On SQLite (one writer at a time) steps that arrive while a transaction is being written
+        wait and are then written together in the next one (a group commit); if that
+        transaction fails, each of its steps is retried in a transaction of its own, so one
+        refused step never takes another down with it."""
+        if not self._serialise:
+            return await self._commit_alone(step)
+        future: asyncio.Future[list[EventRecord]] = asyncio.get_running_loop().create_future()
+        self._pending.append((step, future))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._drain())
+        return await future
+
+    async def _drain(self) -> None:
+        """Write the waiting steps, as many as 64 per transaction."""
+        while self._pending:
+            batch, self._pending = self._pending[:64], self._pending[64:]
+            try:
+                async with self._write() as connection:
+                    results = [await self._write_step(connection, step) for step, _ in batch]
+            except Exception:
+                for step, _ in batch:
+                    self._heads.pop(step.round_id, None)
+                for step, future in batch:
+                    try:
+                        records = await self._commit_alone(step)
+                    except Exception as error:
+                        if not future.done():
+                            future.set_exception(error)
+                    else:
+                        if not future.done():
+                            future.set_result(records)
+                continue
+            for (step, future), (records, head) in zip(batch, results, strict=True):
+                self._remember_head(step, head)
+                if not future.done():
+                    future.set_result(records)
+
+    async def _commit_alone(self, step: Step) -> list[EventRecord]:
+        try:
+            async with self._write() as connection:
+                records, head = await self._write_step(connection, step)
+        except BaseException as error:
+            self._heads.pop(step.round_id, None)
+            if not isinstance(error, IntegrityError):
+                raise
+            raise DuplicateEventError(
+                f"The log of round {step.round_id!r} already holds an event at that sequence "
+                f"number: {error.orig}"
+            ) from None
+        self._remember_head(step, head)
+        return records
+
+    def _remember_head(self, step: Step, head: tuple[int, str]) -> None:
+        if step.status in (None, "open"):
+            self._heads[step.round_id] = head
+        else:
+            self._heads.pop(step.round_id, None)
+
+    async def _write_step(
+        self, connection: AsyncConnection, step: Step
+    ) -> tuple[list[EventRecord], tuple[int, str]]:
+        """The statements of one step, inside the caller's transaction."""
+        at = step.at_us if step.at_us is not None else now_us()
+        rounds = ROUNDS
+        if step.open_round is not None:
+            table_id, number, game, kind = step.open_round
+            await connection.execute(
+                rounds.insert().values(
+                    id=step.round_id,
+                    table_id=table_id,
+                    number=number,
+                    kind=kind,
+                    game=game,
+                    status="open",
+                    opened_us=at,
+                    last_seq=0,
+                    head_hash=GENESIS,
+                )
+            )
+        cached = (0, GENESIS) if step.open_round is not None else self._heads.get(step.round_id)
+        if cached is None:
+            head = (
+                await connection.execute(
+                    select(rounds.c.last_seq, rounds.c.head_hash)
+                    .where(rounds.c.id == step.round_id)
+                    .with_for_update()
+                )
+            ).first()
+            if head is None:
+                raise StoreError(f"No round {step.round_id!r}.")
+            cached = (int(head[0]), str(head[1]))
+        seq, prev = cached
+        expected = seq
+        records = []
+        for item in step.events:
+            seq += 1
+            payload = canonical(item.payload)
+            digest = chain_hash(
+                prev, step.round_id, seq, at, item.kind, item.actor, item.terminal, payload
+            )
+            records.append(
+                EventRecord(
+                    step.round_id,
+                    seq,
+                    at,
+                    item.kind,
+                    item.actor,
+                    item.terminal,
+                    dict(item.payload),
+                    prev,
+                    digest,
+                )
+            )
+            prev = digest
+        if records:
+            await connection.execute(
+                EVENTS.insert(),
+                [
+                    {
+                        "round_id": r.round_id,
+                        "seq": r.seq,
+                        "at_us": r.at_us,
+                        "kind": r.kind,
+                        "actor": r.actor,
+                        "terminal": r.terminal,
+                        "payload": canonical(r.payload),
+                        "prev_hash": r.prev_hash,
+                        "hash": r.hash,
+                    }
+                    for r in records
+                ],
+            )
+        values: dict[str, Any] = {"last_seq": seq, "head_hash": prev}
+        if step.status is not None:
+            values["status"] = step.status
+            if step.status != "open":
+                values["closed_us"] = at
+        moved = await connection.execute(
+            update(rounds)
+            .where((rounds.c.id == step.round_id) & (rounds.c.last_seq == expected))
+            .values(**values)
+        )
+        if moved.rowcount != 1:
+            raise DuplicateEventError(
+                f"The log of round {step.round_id!r} moved on past event {expected}."
+            )
+        await self._apply_transfers(
+            connection,
+            step.transfers,
+            step.round_id,
+            records[-1].seq if records else seq,
+            at,
+        )
+        await self._bump_meters(connection, step.meters)
+        return records, (seq, prev)
+
+    async def _bump_meters(
+        self, connection: AsyncConnection, meters: Sequence[tuple[str, str, int, int]]
+    ) -> None:
+        totals: dict[tuple[str, str], list[int]] = {}
+        for table_id, kind, drop, win in meters:
+            entry = totals.setdefault((table_id, kind), [0, 0])
+            entry[0] += drop
+            entry[1] += win
+        if not totals:
+            return
+        from sqlalchemy.dialects import postgresql, sqlite
+
+        statement: Any = (
+            sqlite.insert(METERS) if self.dialect == "sqlite" else postgresql.insert(METERS)
+        )
+        statement = statement.on_conflict_do_update(
+            index_elements=[METERS.c.table_id, METERS.c.wager_kind],
+            set_={
+                "drop": METERS.c.drop + statement.excluded.drop,
+                "win": METERS.c.win + statement.excluded.win,
+            },
+        )
+        await connection.execute(
+            statement,
+            [
+                {"table_id": t, "wager_kind": k, "drop": d, "win": w}
+                for (t, k), (d, w) in totals.items()
+            ],
+        )
+
+    async def events(self, round_id: str) -> list[EventRecord]:
+        """A round's events in order."""
+        async with self.engine.connect() as connection:
+            rows = (
+                (
+                    await connection.execute(
+                        select(EVENTS).where(Event.round_id == round_id).order_by(Event.seq)
+                    )
+                )
+                .mappings()
+                .all()
+            )
+        return [_record(row) for row in rows]
+
+    async def round(self, round_id: str) -> dict[str, Any] | None:
+        """A round's row."""
+        async with self.engine.connect() as connection:
+            row = (
+                (await connection.execute(select(ROUNDS).where(Round.id == round_id)))
+                .mappings()
+                .first()
+            )
+        return None if row is None else dict(row)
+
+    async def rounds(
+        self,
+        *,
+        table_id: str | None = None,
+        status: str | None = None,
+        kind: str = "round",
+        limit: int = 50,
+    ) -> list[dict[str, Any]]:
+        """Rounds, newest first."""
+        rounds = ROUNDS
+        statement = select(rounds).where(rounds.c.kind == kind)
+        if table_id is not None:
+            statement = statement.where(rounds.c.table_id == table_id)
+        if status is not None:
+            statement = statement.where(rounds.c.status == status)
+        statement = statement.order_by(rounds.c.opened_us.desc(), rounds.c.number.desc())
+        async with self.engine.connect() as connection:
+            rows = (await connection.execute(statement.limit(limit))).mappings().all()
+        return [dict(row) for row in rows]
+
+    async def last_round_number(self, table_id: str) -> int:
+        """The highest round number of a table (0 before the first round)."""
+        async with self.engine.connect() as connection:
+            value = await connection.scalar(
+                select(func.max(Round.number)).where(
+                    (Round.table_id == table_id) & (Round.kind == "round")
+                )
+            )
+        return int(value or 0)
+
+    async def rounds_of_terminal(self, terminal: str, limit: int = 10) -> list[str]:
+        """The ids of the last ``limit`` rounds in which ``terminal`` acted, newest first."""
+        events = EVENTS
+        statement = (
+            select(events.c.round_id, func.max(events.c.at_us).label("last"))
+            .where(events.c.terminal == terminal)
+            .group_by(events.c.round_id)
+            .order_by(func.max(events.c.at_us).desc(), events.c.round_id.desc())
+            .limit(limit)
+        )
+        async with self.engine.connect() as connection:
+            rows = (await connection.execute(statement)).all()
+        return [row[0] for row in rows]
+
+    async def verify_log(self, round_ids: Iterable[str] | None = None) -> list[str]:
+        """Recompute every hash chain; return one line per problem (none: ``[]``)."""
+        rounds = ROUNDS
+        events = EVENTS
+        statement = select(rounds.c.id, rounds.c.last_seq, rounds.c.head_hash)
+        wanted = None if round_ids is None else set(round_ids)
+        problems: list[str] = []
+        async with self.engine.connect() as connection:
+            heads = {
+                row[0]: (int(row[1]), str(row[2]))
+                for row in (await connection.execute(statement)).all()
+                if wanted is None or row[0] in wanted
+            }
+            state: dict[str, tuple[int, str]] = {}
+            result = await connection.stream(
+                select(events).order_by(events.c.round_id, events.c.seq)
+            )
+            async for row in result.mappings():
+                round_id = row["round_id"]
+                if round_id not in heads:
+                    if wanted is None:
+                        problems.append(f"{round_id}: events without a round row")
+                    continue
+                seq, prev = state.get(round_id, (0, GENESIS))
+                if row["seq"] != seq + 1:
+                    problems.append(f"{round_id}: event {row['seq']} follows event {seq}")
+                if row["prev_hash"] != prev:
+                    problems.append(f"{round_id} #{row['seq']}: the chain is broken before it")
+                digest = chain_hash(
+                    row["prev_hash"],
+                    round_id,
+                    row["seq"],
+                    row["at_us"],
+                    row["kind"],
+                    row["actor"],
+                    row["terminal"],
+                    row["payload"],
+                )
+                if digest != row["hash"]:
+                    problems.append(f"{round_id} #{row['seq']}: the event was altered")
+                state[round_id] = (row["seq"], row["hash"])
+        for round_id, (last_seq, head_hash) in heads.items():
+            seen = state.get(round_id, (0, GENESIS))
+            if seen != (last_seq, head_hash):
+                problems.append(
+                    f"{round_id}: the log ends at event {seen[0]} but the round row names event "
+                    f"{last_seq}" + ("" if seen[0] != last_seq else " with another hash")
+                )
+        return problems
+
+    # -- meters and audit ------------------------------------------------------------------
+
+    async def meters(self, table_id: str | None = None) -> list[dict[str, Any]]:
+        """Drop, win and hold per table and wager kind."""
+        statement = select(METERS).order_by(Meter.table_id, Meter.wager_kind)
+        if table_id is not None:
+            statement = statement.where(Meter.table_id == table_id)
+        async with self.engine.connect() as connection:
+            rows = (await connection.execute(statement)).mappings().all()
+        out = []
+        for row in rows:
+            item = dict(row)
+            drop, win = int(item["drop"]), int(item["win"])
+            item["hold_percent"] = None if drop == 0 else f"{100 * win / drop:.2f}"
+            out.append(item)
+        return out
+
+    async def audit(
+        self,
+        kind: str,
+        message: str,
+        *,
+        table_id: str = "",
+        actor: str = "",
+        terminal: str = "",
+        rule: str = "",
+    ) -> None:
+        """Record a refused or notable request."""
+        async with self._write() as connection:
+            await connection.execute(
+                AUDIT.insert().values(
+                    at_us=now_us(),
+                    table_id=table_id,
+                    actor=actor[:64],
+                    terminal=terminal[:64],
+                    kind=kind[:32],
+                    rule=rule[:64],
+                    message=message,
+                )
+            )
+
+    async def audit_entries(
+        self, *, table_id: str | None = None, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """The newest audit entries."""
+        statement = select(AUDIT).order_by(AuditEntry.id.desc()).limit(limit)
+        if table_id is not None:
+            statement = statement.where(AuditEntry.table_id == table_id)
+        async with self.engine.connect() as connection:
+            rows = (await connection.execute(statement)).mappings().all()
+        return [dict(row) for row in rows]
+
+
+def _record(row: Any) -> EventRecord:
+    return EventRecord(
+        row["round_id"],
+        row["seq"],
+        row["at_us"],
+        row["kind"],
+        row["actor"],
+        row["terminal"],
+        json.loads(row["payload"]),
+        row["prev_hash"],
+        row["hash"],
+    )

@@ -1,0 +1,97 @@
+"""Backends for the store's contract tests: an SQLite file and a PostgreSQL schema.
+
+The PostgreSQL backend uses ``TABLEJACK_TEST_POSTGRES`` (default
+``postgresql://postgres@127.0.0.1:5432/test``) and a fresh schema per test, dropped afterwards.
+Without a reachable server the PostgreSQL tests are skipped with the reason, unless ``CI`` is
+``true``: then they fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from tablejack.store.db import Store
+
+__all__ = ["Backend", "postgres_available", "postgres_url"]
+
+T = TypeVar("T")
+
+
+def postgres_url() -> str:
+    """The PostgreSQL server the tests use."""
+    return os.environ.get("TABLEJACK_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+async def _pg_execute(sql: str) -> None:
+    import asyncpg  # type: ignore[import-untyped]
+
+    url = postgres_url().replace("postgresql+asyncpg://", "postgresql://")
+    connection = await asyncpg.connect(url, timeout=3)
+    try:
+        await connection.execute(sql)
+    finally:
+        await connection.close()
+
+
+def postgres_available() -> str | None:
+    """None when PostgreSQL answers, else the reason it does not."""
+    try:
+        asyncio.run(_pg_execute("SELECT 1"))
+    except Exception as error:
+        return f"PostgreSQL at {postgres_url()} is not reachable: {error}"
+    return None
+
+
+@dataclass
+class Backend:
+    """One database for one test: ``url`` and (PostgreSQL) ``schema``."""
+
+    name: str
+    url: str
+    schema: str | None = None
+
+    @classmethod
+    def sqlite(cls, directory: Path) -> Backend:
+        """A fresh SQLite file."""
+        return cls("sqlite", str(directory / f"floor-{secrets.token_hex(4)}.db"))
+
+    @classmethod
+    def postgresql(cls) -> Backend:
+        """A fresh PostgreSQL schema."""
+        schema = f"tj_{secrets.token_hex(6)}"
+        asyncio.run(_pg_execute(f"CREATE SCHEMA {schema}"))
+        return cls("postgresql", postgres_url(), schema)
+
+    def drop(self) -> None:
+        """Remove the PostgreSQL schema (SQLite files go with the temporary directory)."""
+        if self.schema:
+            asyncio.run(_pg_execute(f"DROP SCHEMA {self.schema} CASCADE"))
+
+    @property
+    def server_url(self) -> str:
+        """The URL to give ``tablejack serve --db`` (the schema as a query option)."""
+        if self.schema:
+            return f"{self.url}?schema={self.schema}"
+        return self.url
+
+    async def open(self) -> Store:
+        """Open the store on this backend (migrated)."""
+        return await Store.open(self.url, schema=self.schema)
+
+    def run(self, body: Callable[[Store], Awaitable[T]]) -> T:
+        """Open the store, run ``body(store)`` in a fresh event loop, close the store."""
+
+        async def main() -> T:
+            store = await self.open()
+            try:
+                return await body(store)
+            finally:
+                await store.close()
+
+        return asyncio.run(main())

@@ -1,0 +1,165 @@
+"""The pages in a real browser (Playwright driving Debian's Chromium): two terminals on one
+version A table, one hitting and one standing on the countdown, the dealer console dealing,
+and the supervisor recalling the round."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tablejack.games.hybrid_rules import HybridRules
+from tablejack.server.app import create_app
+from tablejack.server.floor import Floor
+from tablejack.server.table import TableConfig
+
+CHROMIUM = os.environ.get("TABLEJACK_CHROMIUM", "/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+# position 1 (ann): 10S 5C; position 2 (bob): 9H 9C; dealer 6D + hole 10H; C1 4S; dealer 8D
+ORDER = "10S 9H 6D 5C 9C 10H 4S 8D"
+
+
+def _chromium_missing() -> str | None:
+    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+        return f"Chromium not found at {CHROMIUM}"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError as error:
+        return f"playwright is not installed: {error}"
+    return None
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    reason = _chromium_missing()
+    if reason is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI requires the browser tests: {reason}")
+        pytest.skip(reason)
+    import uvicorn
+
+    async def setup(floor: Floor) -> None:
+        for player in ("ann", "bob"):
+            await floor.add_player(player, 100_000, f"tok-{player}")
+        await floor.store.issue_token("dealer", "dana", "tok-dealer")
+        await floor.store.issue_token("supervisor", "sam", "tok-super")
+
+    table = TableConfig(
+        "A1",
+        HybridRules(countdown_seconds=4),
+        automated=False,
+        require_procedures=False,
+        cards=ORDER,
+        title="Hybrid A",
+    )
+    db = str(tmp_path_factory.mktemp("browser") / "floor.db")
+    app = create_app(db, tables=[table], setup=setup)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", ws="websockets-sansio"
+    )
+    uvi = uvicorn.Server(config)
+    thread = threading.Thread(target=lambda: asyncio.run(uvi.serve()), daemon=True)
+    thread.start()
+    deadline = time.time() + 15
+    while not uvi.started:
+        if time.time() > deadline:  # pragma: no cover
+            raise RuntimeError("the server did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    uvi.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_two_terminals_play_a_round_and_the_supervisor_recalls_it(server: str) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            tablet: Any = {"viewport": {"width": 1024, "height": 768}}
+            dealer = browser.new_page(**tablet)
+            ann = browser.new_page(**tablet)
+            bob = browser.new_page(**tablet)
+            dealer.goto(f"{server}/static/dealer.html?token=tok-dealer&table=A1")
+            ann.goto(f"{server}/static/terminal.html?token=tok-ann&table=A1&terminal=EWT-1")
+            bob.goto(f"{server}/static/terminal.html?token=tok-bob&table=A1&terminal=EWT-2")
+            expect(ann.get_by_test_id("balance")).to_have_text("$1,000.00")
+
+            # the game rules icon (633c.5(c)(2)-(3))
+            ann.get_by_test_id("rules-icon").click()
+            rules = ann.get_by_test_id("rules-dialog")
+            for text in (
+                "Blackjack pays 3 to 2.",
+                "Dealer stands on all soft 17s.",
+                "Insurance pays 2 to 1.",
+                "your hand stands",
+                "30 to 1",
+            ):
+                expect(rules).to_contain_text(text)
+            rules.get_by_role("button", name="Close").click()
+
+            dealer.get_by_test_id("open-round").click()
+            expect(dealer.get_by_test_id("next")).to_contain_text("Wagering is open")
+            for page, position in ((ann, 1), (bob, 2)):
+                page.get_by_test_id(f"position-{position}").click()
+                expect(page.get_by_test_id("position")).to_have_text(str(position))
+                page.get_by_test_id("amount").fill("10")
+                page.get_by_test_id("wager").click()
+                expect(page.get_by_test_id("balance")).to_have_text("$990.00")
+            dealer.get_by_test_id("close-wagering").click()
+
+            # ann hits; bob does nothing and the countdown stands for him
+            ann.get_by_test_id("action-hit").click()
+            expect(bob.get_by_test_id("countdown")).not_to_have_text("–")
+            expect(ann.get_by_test_id("community-box").locator("[data-card='4S']")).to_be_visible(
+                timeout=10_000
+            )
+            expect(ann.get_by_test_id("position-1")).to_contain_text("19")
+            ann.get_by_test_id("action-stand").click()
+            expect(bob.get_by_test_id("results")).to_contain_text("win", timeout=10_000)
+            expect(bob.get_by_test_id("balance")).to_have_text("$1,010.00")
+            expect(ann.get_by_test_id("results")).to_contain_text("PA 633c.5(t)(1)(i)")
+            expect(dealer.get_by_test_id("transcript")).to_contain_text(
+                "stands (countdown default)"
+            )
+
+            supervisor = browser.new_page(**tablet)
+            supervisor.goto(f"{server}/static/supervisor.html?token=tok-super")
+            expect(supervisor.get_by_test_id("meters")).to_contain_text("blackjack")
+            supervisor.get_by_test_id("round-id").fill("A1-000001")
+            supervisor.get_by_test_id("recall").click()
+            expect(supervisor.get_by_test_id("recall-transcript")).to_contain_text(
+                "bob (position 2): 9♥ 9♣ = 18, stands (countdown default)"
+            )
+            decisions = supervisor.get_by_test_id("recall-decisions")
+            expect(decisions).to_contain_text("ann hit")
+            expect(decisions).to_contain_text("EWT-1")
+            expect(decisions).to_contain_text("dealer countdown-expired")
+            expect(supervisor.get_by_test_id("recall-cards")).to_contain_text("4S")
+            expect(supervisor.get_by_test_id("recall-settlements")).to_contain_text(
+                "PA 633c.5(t)(1)(i), (v)(1)"
+            )
+            supervisor.get_by_test_id("verify-log").click()
+            expect(supervisor.get_by_test_id("verified")).to_have_text("log verified")
+        finally:
+            browser.close()

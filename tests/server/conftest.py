@@ -1,0 +1,188 @@
+"""Fixtures of the server tests: an app on a fresh database, tokens, and socket helpers."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tablejack.core.rules import ClassicRules
+from tablejack.games.hybrid_rules import HybridRules
+from tablejack.server.app import create_app
+from tablejack.server.floor import Floor
+from tablejack.server.table import TableConfig
+from tablejack.store.testing import Backend, postgres_available
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+TOKENS = {
+    "ann": "tok-ann",
+    "bob": "tok-bob",
+    "cat": "tok-cat",
+    "dealer": "tok-dealer",
+    "super": "tok-super",
+}
+CREDIT = 100_000
+
+
+def auth(who: str) -> dict[str, str]:
+    """The Authorization header of a test identity."""
+    return {"Authorization": f"Bearer {TOKENS[who]}"}
+
+
+async def setup_floor(floor: Floor) -> None:
+    """Players ann, bob ($1,000 each) and cat ($15); a dealer and a supervisor."""
+    for player in ("ann", "bob"):
+        await floor.add_player(player, CREDIT, TOKENS[player])
+    await floor.add_player("cat", 1500, TOKENS["cat"])
+    await floor.store.issue_token("dealer", "dana", TOKENS["dealer"])
+    await floor.store.issue_token("supervisor", "sam", TOKENS["super"])
+
+
+def hybrid_table(table_id: str = "A1", **options: Any) -> TableConfig:
+    """A version A table with a one-second clock, dealt by the dealer (not automated)."""
+    rules = HybridRules(countdown_seconds=options.pop("countdown", 1))
+    options.setdefault("automated", False)
+    options.setdefault("require_procedures", False)
+    return TableConfig(table_id, rules, **options)
+
+
+def classic_table(table_id: str = "C1", **options: Any) -> TableConfig:
+    """A classic table with EZ Bust, dealt by the dealer (not automated)."""
+    options.setdefault("automated", False)
+    options.setdefault("require_procedures", False)
+    options.setdefault("countdown_seconds", 1)
+    return TableConfig(table_id, ClassicRules(ez_bust=True), **options)
+
+
+class Terminal:
+    """A test terminal: a WebSocket that has said hello."""
+
+    def __init__(self, socket: Any, terminal: str) -> None:
+        self.socket = socket
+        self.terminal = terminal
+        self.counter = 0
+        self.seen: list[dict[str, Any]] = []
+
+    def send(self, message: dict[str, Any], command_id: str | None = None) -> str:
+        self.counter += 1
+        command_id = command_id or f"{self.terminal}-{self.counter}"
+        self.socket.send_json({**message, "id": command_id})
+        return command_id
+
+    def until(
+        self, predicate: Callable[[dict[str, Any]], bool], limit: int = 400
+    ) -> dict[str, Any]:
+        """The first message (already received and not yet taken, or new) that matches."""
+        for index, message in enumerate(self.seen):
+            if predicate(message):
+                del self.seen[index]
+                return message
+        for _ in range(limit):
+            message = self.socket.receive_json()
+            if predicate(message):
+                return message
+            self.seen.append(message)
+        raise AssertionError(f"no matching message in {limit}")
+
+    def reply(self, command_id: str) -> dict[str, Any]:
+        return self.until(lambda m: m.get("id") == command_id and m["type"] in ("ack", "error"))
+
+    def request(self, message: dict[str, Any], command_id: str | None = None) -> dict[str, Any]:
+        return self.reply(self.send(message, command_id))
+
+    def state(self, predicate: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        return self.until(lambda m: m["type"] == "state" and predicate(m))
+
+
+def phase(message: dict[str, Any]) -> str | None:
+    view = message.get("view")
+    return None if view is None else str(view["phase"])
+
+
+@pytest.fixture
+def make_client(tmp_path: Path) -> Iterator[Callable[..., TestClient]]:
+    """``make_client(tables, backend=None, clock=None)``: a started TestClient."""
+    opened: list[TestClient] = []
+
+    def make(
+        tables: list[TableConfig],
+        *,
+        backend: Backend | None = None,
+        db: str | None = None,
+        **options: Any,
+    ) -> TestClient:
+        url = db or (backend.server_url if backend else str(tmp_path / "floor.db"))
+        client = TestClient(create_app(url, tables=tables, setup=setup_floor, **options))
+        client.__enter__()
+        opened.append(client)
+        return client
+
+    yield make
+    for client in reversed(opened):
+        client.__exit__(None, None, None)
+
+
+def connect(client: TestClient, who: str, terminal: str, table: str | None = None) -> Any:
+    """A context manager yielding a :class:`Terminal` that said hello (and joined)."""
+
+    class _Context:
+        def __enter__(self) -> Terminal:
+            self.manager = client.websocket_connect("/ws")
+            socket = self.manager.__enter__()
+            socket.send_json(
+                {"type": "hello", "protocol": 1, "token": TOKENS[who], "terminal": terminal}
+            )
+            term = Terminal(socket, terminal)
+            term.until(lambda m: m["type"] == "welcome")
+            if table is not None:
+                assert term.request({"type": "join", "table": table})["type"] == "ack"
+            return term
+
+        def __exit__(self, *exc: object) -> None:
+            self.manager.__exit__(*exc)
+
+    return _Context()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """A fresh database on each backend (PostgreSQL skipped without a server unless CI)."""
+    if request.param == "sqlite":
+        yield Backend.sqlite(tmp_path)
+        return
+    reason = postgres_available()
+    if reason is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI requires PostgreSQL: {reason}")
+        pytest.skip(reason)
+    chosen = Backend.postgresql()
+    try:
+        yield chosen
+    finally:
+        chosen.drop()
+
+
+class Kit:
+    """The helpers above, handed to tests as the ``kit`` fixture."""
+
+    auth = staticmethod(auth)
+    connect = staticmethod(connect)
+    hybrid_table = staticmethod(hybrid_table)
+    classic_table = staticmethod(classic_table)
+    phase = staticmethod(phase)
+    tokens = TOKENS
+    credit = CREDIT
+
+
+@pytest.fixture
+def kit() -> type[Kit]:
+    """Helpers: ``kit.auth(who)``, ``kit.connect(client, who, terminal, table)``,
+    ``kit.hybrid_table(...)``, ``kit.classic_table(...)``, ``kit.phase(message)``."""
+    return Kit

@@ -1,0 +1,198 @@
+"""The crash test: the server process is killed (SIGKILL) at random points of many rounds and
+restarted; afterwards every balance and every wager is accounted for."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from tablejack.server.adapters import adapter_for
+from tablejack.server.botclient import run_bot
+from tablejack.server.table import replay_round
+from tablejack.store import Store
+
+PLAYERS = ("ann", "bob", "cat", "dan", "eve", "fay")
+CREDIT = 1_000_000
+TABLES = """
+[[tables]]
+id = "A1"
+game = "hybrid"
+recovery = "resume"
+require_procedures = false
+wagering_seconds = 0.15
+between_rounds_seconds = 0.05
+seed = 11
+[tables.rules_override]
+countdown_seconds = 1
+
+[[tables]]
+id = "C1"
+game = "classic"
+recovery = "void"
+require_procedures = false
+wagering_seconds = 0.15
+between_rounds_seconds = 0.05
+countdown_seconds = 0.3
+seed = 12
+[tables.rules_override]
+ez_bust = true
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_server(db: str, tables: Path, port: int) -> subprocess.Popen[bytes]:
+    log = tables.parent / "server.log"
+    with log.open("ab") as errors:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from tablejack.cli import main; main()",
+                "serve",
+                "--db",
+                db,
+                "--port",
+                str(port),
+                "--tables",
+                str(tables),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )
+    deadline = time.time() + 30
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return process
+        except OSError:
+            if process.poll() is not None:
+                raise AssertionError(log.read_text()) from None
+            if time.time() > deadline:
+                raise AssertionError("the server did not start") from None
+            time.sleep(0.05)
+
+
+async def play(port: int, seconds: float, seed: int) -> None:
+    stop = asyncio.Event()
+    url = f"ws://127.0.0.1:{port}/ws"
+    bots = [
+        asyncio.create_task(
+            run_bot(
+                url,
+                f"tok-{name}",
+                f"EWT-{index}",
+                "A1" if index % 2 else "C1",
+                index % 3 + 1,
+                stop=stop,
+                seed=seed * 10 + index,
+                buzzer_beater=True,
+            )
+        )
+        for index, name in enumerate(PLAYERS)
+    ]
+    await asyncio.sleep(seconds)
+    stop.set()
+    await asyncio.gather(*bots, return_exceptions=True)
+
+
+async def prepare(db: str) -> None:
+    store = await Store.open(db)
+    try:
+        for name in PLAYERS:
+            await store.ensure_account(name, "player", name)
+            await store.fund(name, CREDIT)
+            await store.issue_token("player", name, f"tok-{name}")
+    finally:
+        await store.close()
+
+
+async def account_for_everything(db: str) -> dict[str, int]:
+    """Check every invariant; return counts of rounds by status."""
+    store = await Store.open(db, migrate=False)
+    try:
+        assert await store.ledger_check() == []
+        assert await store.verify_log() == []
+        balances = await store.accounts()
+        expected = dict.fromkeys(PLAYERS, CREDIT)
+        escrow_expected: dict[str, int] = defaultdict(int)
+        statuses: dict[str, int] = defaultdict(int)
+        for row in await store.rounds(limit=10**9):
+            statuses[row["status"]] += 1
+            round_ = replay_round(await store.events(row["id"]), adapter_for(row["game"]))
+            escrow = f"escrow:{row['table_id']}"
+            held: dict[int, int] = defaultdict(int)
+            for entry in await store.ledger_of_round(row["id"]):
+                if entry["to_account"] == escrow:
+                    held[entry["wager_id"]] += entry["amount"]
+                if entry["from_account"] == escrow:
+                    held[entry["wager_id"]] -= entry["amount"]
+            settled = {s.wager_id: s for s in round_.settlements}
+            for settlement in round_.settlements:
+                expected[settlement.player] += settlement.net
+            for wager in round_.wagers:
+                if wager.id in settled:
+                    assert held[wager.id] == 0, (row["id"], wager)
+                elif row["status"] == "voided":
+                    assert held[wager.id] == 0, (row["id"], wager)  # refunded
+                else:
+                    assert row["status"] in ("open", "irregular"), row
+                    assert held[wager.id] == wager.amount, (row["id"], wager)
+                    expected[wager.player] -= wager.amount
+                    escrow_expected[escrow] += wager.amount
+            if row["status"] == "complete":
+                assert round_.is_complete
+                round_.house_net()  # every wager settled exactly once
+        for player in PLAYERS:
+            assert balances[player] == expected[player], player
+        for table in ("A1", "C1"):
+            escrow = f"escrow:{table}"
+            assert balances[escrow] == escrow_expected[escrow], escrow
+        assert sum(balances.values()) == 0
+        return dict(statuses)
+    finally:
+        await store.close()
+
+
+def test_sigkill_at_random_points_loses_no_wager_and_no_cent(tmp_path: Path) -> None:
+    db = str(tmp_path / "crash.db")
+    tables = tmp_path / "tables.toml"
+    tables.write_text(TABLES)
+    asyncio.run(prepare(db))
+    chooser = random.Random(2026)
+    kills = 0
+    for cycle in range(7):
+        port = free_port()
+        server = start_server(db, tables, port)
+        try:
+            asyncio.run(play(port, chooser.uniform(0.3, 1.6), cycle))
+        finally:
+            os.kill(server.pid, signal.SIGKILL)
+            server.wait()
+            kills += 1
+        asyncio.run(account_for_everything(db))
+    # one more start: the open rounds are resumed (A1) or voided (C1) and everything balances
+    port = free_port()
+    server = start_server(db, tables, port)
+    try:
+        asyncio.run(play(port, 1.0, 99))
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=20)
+    statuses: dict[str, Any] = asyncio.run(account_for_everything(db))
+    assert kills == 7
+    assert statuses.get("complete", 0) >= 10
+    assert statuses.get("voided", 0) >= 1  # C1's policy voided a round a kill interrupted
