@@ -207,6 +207,39 @@ class RoundRecords:
                 rule=rule,
             )
 
+    def _verify_double(
+        self, total: int, wager: int, amount: int | None, rule: str = "PA 633a.10"
+    ) -> None:
+        """Raise unless a hand of ``total`` may double by ``amount`` (None: the full wager):
+        the double-down totals of the rules, a positive amount up to the hand's wager, equal to
+        it unless the rules allow doubling for less, in betting units (§ 633a.10)."""
+        rules = self.rules
+        totals = rules.double_totals
+        if totals is not None and total not in totals:
+            raise IllegalActionError(
+                f"A double down is allowed on a first-two-card total of "
+                f"{rules.double_down_totals}, not {total} ({rule}).",
+                rule=rule,
+            )
+        if amount is None:
+            return
+        if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
+            raise IllegalActionError(
+                f"A double of {amount!r} is not a positive amount ({rule}).", rule=rule
+            )
+        if amount > wager:
+            raise IllegalActionError(
+                f"A double of {format_cents(amount)} exceeds the hand's wager of "
+                f"{format_cents(wager)} ({rule}).",
+                rule=rule,
+            )
+        if amount != wager and not rules.double_for_less:
+            raise IllegalActionError(
+                f"These rules require a double equal to the wager, {format_cents(wager)} ({rule}).",
+                rule=rule,
+            )
+        self._verify_unit(amount, "double", "PA 633a.6")
+
     def _new_wager(
         self,
         seat: int,

@@ -607,39 +607,9 @@ class ClassicRound(SeatTurns):
             )
         if hand.split_aces and rules.one_card_to_split_aces:
             raise IllegalActionError(f"A split ace receives one card only ({SPLIT}).", rule=SPLIT)
-        totals = rules.double_totals
-        if totals is not None and hand.hand.total not in totals:
-            raise IllegalActionError(
-                f"A double down is allowed on a first-two-card total of "
-                f"{rules.double_down_totals}, not {hand.hand.total} ({DOUBLE}).",
-                rule=DOUBLE,
-            )
         if hand.hand.total >= 21:
             raise IllegalActionError(f"A hand of 21 may not draw ({DEAL}).", rule=DEAL)
-        if amount is not None:
-            wager = hand.amount
-            if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
-                raise IllegalActionError(
-                    f"A double of {amount!r} is not a positive amount ({DOUBLE}).", rule=DOUBLE
-                )
-            if amount > wager:
-                raise IllegalActionError(
-                    f"A double of {format_cents(amount)} exceeds the hand's wager of "
-                    f"{format_cents(wager)} ({DOUBLE}).",
-                    rule=DOUBLE,
-                )
-            if amount != wager and not rules.double_for_less:
-                raise IllegalActionError(
-                    f"These rules require a double equal to the wager, {format_cents(wager)} "
-                    f"({DOUBLE}).",
-                    rule=DOUBLE,
-                )
-            if amount % rules.betting_unit:
-                raise IllegalActionError(
-                    f"A double of {format_cents(amount)} is not a multiple of the betting unit "
-                    f"{format_cents(rules.betting_unit)} ({WAGER}).",
-                    rule=WAGER,
-                )
+        self._verify_double(hand.hand.total, hand.amount, amount, DOUBLE)
 
     def can_double_down(self, seat: int, amount: int | None = None) -> bool:
         """Whether :meth:`double_down` would succeed."""

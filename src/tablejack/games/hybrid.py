@@ -854,32 +854,7 @@ class HybridRound(RoundRecords):
             raise IllegalActionError(
                 f"A Blackjack or a total of 21 may not draw ({NO_DRAW}).", rule=NO_DRAW
             )
-        totals = rules.double_totals
-        if totals is not None and cards.total not in totals:
-            raise IllegalActionError(
-                f"A double down is allowed on a first-two-card total of "
-                f"{rules.double_down_totals}, not {cards.total} ({DOUBLE}).",
-                rule=DOUBLE,
-            )
-        if amount is not None:
-            wager = current.amount
-            if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
-                raise IllegalActionError(
-                    f"A double of {amount!r} is not a positive amount ({DOUBLE}).", rule=DOUBLE
-                )
-            if amount > wager:
-                raise IllegalActionError(
-                    f"A double of {format_cents(amount)} exceeds the hand's wager of "
-                    f"{format_cents(wager)} ({DOUBLE}).",
-                    rule=DOUBLE,
-                )
-            if amount != wager and not rules.double_for_less:
-                raise IllegalActionError(
-                    f"These rules require a double equal to the wager, {format_cents(wager)} "
-                    f"({DOUBLE}).",
-                    rule=DOUBLE,
-                )
-            self._verify_unit(amount, "double", LIMITS)
+        self._verify_double(cards.total, current.amount, amount, DOUBLE)
 
     def can_double_down(
         self,

@@ -690,37 +690,7 @@ class HybridSharedRound(RoundRecords):
                 f"These rules do not allow a double down after a split ({SPLIT}(c)).",
                 rule=f"{SPLIT}(c)",
             )
-        totals = rules.double_totals
-        if totals is not None and cards.total not in totals:
-            raise IllegalActionError(
-                f"A double down is allowed on a first-two-card total of "
-                f"{rules.double_down_totals}, not {cards.total} ({DOUBLE}).",
-                rule=DOUBLE,
-            )
-        if amount is not None:
-            wager = hand.amount
-            if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
-                raise IllegalActionError(
-                    f"A double of {amount!r} is not a positive amount ({DOUBLE}).", rule=DOUBLE
-                )
-            if amount > wager:
-                raise IllegalActionError(
-                    f"A double of {format_cents(amount)} exceeds the hand's wager of "
-                    f"{format_cents(wager)} ({DOUBLE}).",
-                    rule=DOUBLE,
-                )
-            if amount != wager and not rules.double_for_less:
-                raise IllegalActionError(
-                    f"These rules require a double equal to the wager, {format_cents(wager)} "
-                    f"({DOUBLE}).",
-                    rule=DOUBLE,
-                )
-            if amount % rules.betting_unit:
-                raise IllegalActionError(
-                    f"A double of {format_cents(amount)} is not a multiple of the betting unit "
-                    f"{format_cents(rules.betting_unit)} (PA 633a.6).",
-                    rule="PA 633a.6",
-                )
+        self._verify_double(cards.total, hand.amount, amount, DOUBLE)
 
     def can_double_down(self, player: str, amount: int | None = None) -> bool:
         """Whether :meth:`double_down` would succeed."""
