@@ -1,0 +1,19 @@
+"""The README's Python example runs as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_readme_python_examples_run(capsys: pytest.CaptureFixture[str]) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+    assert blocks, "the README has a Python example"
+    for block in blocks:
+        exec(compile(block, str(README), "exec"), {})
+    # The seeded shoe deals seat 1 against a 2-6 up card: the EZ Bust window opens (633b.16(c)).
+    assert capsys.readouterr().out == "EZ Bust decisions from seats 1 ['ez-bust', 'no-ez-bust']\n"
