@@ -104,7 +104,7 @@ def test_simulate_json() -> None:
     ("args", "message"),
     [
         (["edge", "--game", "poker"], "Unknown game"),
-        (["edge", "--game", "hybrid"], "no math lab yet"),
+        (["edge", "--game", "hybrid", "--wager", "ez_bust"], "Unknown wager"),
         (["edge", "--wager", "royal"], "Unknown wager"),
         (["edge", "--h17"], "633a.7"),
         (["edge", "--decks", "9"], "633a.3"),

@@ -33,6 +33,9 @@ R_HIT_SPLIT_ACES = 4
 R_LS = 5
 R_PEEK = 6
 R_BJ_PAYS = 7
+R_DOUBLE_FULL = 8
+R_SPLIT_FULL = 9
+R_SPLIT_ALLOWED = 10
 
 # two-card value columns
 V_PROB = 0
@@ -116,12 +119,25 @@ def _dealer_for(child, drawn, size, scratch, base, n0, finite, rem, nrem):
 
 
 @njit(cache=True)
+def peek_mode(rules, split):
+    """The dealer-Blackjack treatment as one integer (the kernels' ``peek`` argument): 1 the
+    dealer peeks; without a hole card, 0 when a dealer Blackjack takes only the original wager
+    from a live doubled (or, with ``split``, split) hand (A-10, A-19), -1 when it takes every
+    amount at risk (A-29)."""
+    if rules[R_PEEK] != 0.0:
+        return 1
+    if rules[R_SPLIT_FULL if split else R_DOUBLE_FULL] != 0.0:
+        return -1
+    return 0
+
+
+@njit(cache=True)
 def _bust_value(base, n0, finite, up, rem, nrem, bet, peek):
     """A busted hand of ``bet`` units, unnormalised. Without the peek a busted double stays
     lost against a dealer Blackjack (A-10's reading): the extra units are charged here."""
     pnb = _pnb(base, n0, finite, up, rem, nrem)
     value = -bet * pnb
-    if not peek and bet > 1.0:
+    if peek <= 0 and bet > 1.0:
         value -= (bet - 1.0) * (1.0 - pnb)
     return value
 
@@ -286,6 +302,9 @@ def _double_sum(
             j = _find(skeys, perm, keys[i] + (1 << (KEY_BITS * r)))
             _ensure(j, done, dists, child, drawn, size, scratch, base, n0, finite, counts, ncards)
             v = 2.0 * _stand_from_dist(dists[j], _total(hard[j], ace[j]))
+            if peek < 0:
+                # no hole card, full amount: a dealer Blackjack takes the double too (A-29)
+                v -= 1.0 - _pnb(base, n0, finite, up, counts[j], ncards[j])
         out += cnt / denom * v
     return out
 
@@ -450,7 +469,7 @@ def split_value(
     configured number of hands, and the probability that one split hand busts. Each split hand
     is played from the shoe without the up card and both pair cards; cards drawn to the other
     split hands are not removed (the split approximation)."""
-    peek = rules[R_PEEK] != 0.0
+    peek = peek_mode(rules, True)
     base2 = base.copy()
     if finite:
         base2[c] -= 1.0
@@ -561,7 +580,24 @@ def split_value(
     nx, ncc = split_hand_counts(
         p_c, base2[c] - finite, denom, finite, int(rules[R_MAX_HANDS]), may_resplit
     )
-    return nx * ex + ncc * hand_values[c], bust_one, nx + ncc
+    value = nx * ex + ncc * hand_values[c]
+    hands = nx + ncc
+    if peek <= 0:
+        # no hole card: the caller charges the original wager against a dealer Blackjack
+        pair = np.zeros(10)
+        pair[c] = 2.0
+        p_bj = 1.0 - _pnb(base, n0, finite, up, pair, 2)
+        if peek < 0:
+            # every split wager is lost (A-29)
+            value -= (hands - 1.0) * p_bj
+        else:
+            # A-10: the loss is max(W, busted wagers); the busted hands' extra units are
+            # charged with each hand, this adds one unit per busted hand beyond the first
+            # (hands taken as independent, the split approximation)
+            extra = hands * bust_one - 1.0 + (1.0 - bust_one) ** hands
+            if extra > 0.0:
+                value -= p_bj * extra
+    return value, bust_one, hands
 
 
 @njit(cache=True)
@@ -641,7 +677,7 @@ def generate_tables(
     21..12, hard 10..4, so every successor class is decided first), then the first decision
     (double, surrender) of two-card hands, then the splits. Each class decision maximises the
     sum of the values over the class's hands weighted by their probability of being dealt."""
-    peek = rules[R_PEEK] != 0.0
+    peek = peek_mode(rules, False)
     counts, hard, ace, ncards, keys, skeys, perm = enumerate_hands(base, finite, -1)
     k = counts.shape[0]
     weights = hand_weights(base, n0, finite, counts, ncards)
@@ -745,7 +781,7 @@ def generate_tables(
             else:
                 first_hard[up, t] = code
     for c in range(10):
-        if finite and base[c] < 2.0:
+        if (finite and base[c] < 2.0) or rules[R_SPLIT_ALLOWED] == 0.0:
             split_table[up, c] = 0
             continue
         i = _find(skeys, perm, 2 << (KEY_BITS * c))
@@ -818,7 +854,7 @@ def two_card_values(
     up card), the probability of no dealer Blackjack, and the unnormalised values of stand, hit
     (then the table), double, split, surrender and the table's play, and the return term (the
     play less the original wager lost to a dealer Blackjack; a player Blackjack's payout)."""
-    peek = rules[R_PEEK] != 0.0
+    peek = peek_mode(rules, False)
     counts, hard, ace, ncards, keys, skeys, perm = enumerate_hands(base, finite, -1)
     k = counts.shape[0]
     done = np.zeros(k, dtype=np.bool_)
@@ -895,7 +931,7 @@ def two_card_values(
                     keys,
                     peek,
                 )
-            if c1 == c2:
+            if c1 == c2 and rules[R_SPLIT_ALLOWED] != 0.0:
                 sv, _, _ = split_value(
                     child,
                     drawn,

@@ -22,7 +22,9 @@ __all__ = ["register"]
 errors = Console(stderr=True, highlight=False)
 console = Console(highlight=False, soft_wrap=True)
 
-GameOption = Annotated[str, typer.Option("--game", help="Game id (the lab analyses: classic).")]
+GameOption = Annotated[
+    str, typer.Option("--game", help="Game id: classic, hybrid, hybrid-shared, multi-action.")
+]
 RulesOption = Annotated[
     Path | None, typer.Option("--rules", help="Rules file (TOML); default: the game's defaults.")
 ]
@@ -112,7 +114,11 @@ def edge(
     surrender: SurrenderOption = None,
     rules_file: RulesOption = None,
     wager: Annotated[
-        str, typer.Option("--wager", help="Wager: blackjack (main), insurance, ez_bust.")
+        str,
+        typer.Option(
+            "--wager",
+            help="Wager: blackjack (main), insurance, ez_bust, buzzer_beater, royal_match, bet_the_set, kings_bounty.",
+        ),
     ] = "blackjack",
     as_json: JsonOption = False,
 ) -> None:
@@ -130,7 +136,7 @@ def edge(
         )
         name = spec.wager(wager)
         with _progress("exact analysis", not as_json):
-            figures = spec.exact(analysis, name)
+            figures = spec.exact(analysis, name, rules)
         payload = {
             "game": game,
             "wager": name,
@@ -287,7 +293,7 @@ def simulate(
             raise _InputError(f"--seed {seed} must not be negative.")
         if workers is not None and workers < 1:
             raise _InputError(f"--workers {workers} must be at least 1.")
-        spec, _, analysis = _rules(
+        spec, game_rules, analysis = _rules(
             game,
             rules_file,
             decks=decks,
@@ -300,6 +306,7 @@ def simulate(
         with _progress("simulating (blocks)", True) as update:
             result = spec.simulate(
                 analysis,
+                game_rules=game_rules,
                 hands=hands,
                 seed=seed,
                 workers=workers,

@@ -6,13 +6,16 @@ rule flags change it), the exact figures of each wager, and its simulation kerne
 ``classic`` game (Chapter 633a with EZ Bust, 633b.16) is the first entry.
 
 >>> sorted(LAB_GAMES)
-['classic']
+['classic', 'hybrid', 'hybrid-shared', 'multi-action']
 >>> lab_game("classic").wagers
 ('blackjack', 'insurance', 'ez_bust')
+>>> lab_game("hybrid-shared").wagers
+('blackjack', 'insurance', 'royal_match', 'bet_the_set', 'kings_bounty')
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +24,7 @@ from typing import Any
 from tablejack.core.errors import RulesError
 from tablejack.games import game as engine_game
 from tablejack.games import load_rules
+from tablejack.games.hybrid_rules import BuzzerBeaterEdgeWarning
 from tablejack.lab.model import AnalysisRules
 
 __all__ = ["LAB_GAMES", "LabGame", "UnknownError", "lab_game", "rules_for"]
@@ -39,10 +43,18 @@ class LabGame:
     """The game's wagers, the main wager first."""
     flag_fields: Mapping[str, str]
     """CLI rule flag -> the game's rules field it sets."""
-    exact: Callable[[AnalysisRules, str], dict[str, Any]]
-    """The exact figures of one wager: at least ``house_edge`` (positive favours the house)."""
+    exact: Callable[[AnalysisRules, str, Any], dict[str, Any]]
+    """The exact figures of one wager, ``exact(analysis, wager, game_rules)``: at least
+    ``house_edge`` (positive favours the house)."""
     simulate: Callable[..., Any]
     """The simulation: ``simulate(rules, hands=, seed=, workers=, scheduler=, progress=)``."""
+
+    offered: Callable[[Any], tuple[str, ...]] | None = None
+    """The wagers a rules object offers (default: every wager)."""
+
+    def offered_wagers(self, rules: Any) -> tuple[str, ...]:
+        """The wagers ``rules`` offers, the main wager first."""
+        return self.wagers if self.offered is None else self.offered(rules)
 
     def wager(self, name: str) -> str:
         """The wager called ``name`` (``-`` and ``_`` alike; ``main`` for the main wager)."""
@@ -57,27 +69,102 @@ class LabGame:
         return key
 
 
-def _classic_exact(rules: AnalysisRules, wager: str) -> dict[str, Any]:
+def _main_exact(rules: AnalysisRules) -> dict[str, Any]:
+    from tablejack.lab import exact
+
+    analysis = exact.analyse(rules)
+    return {
+        "house_edge": analysis.house_edge,
+        "per": "initial wager" if rules.spots == 1 else "initial wager on each betting spot",
+        "by_up_card": {
+            label: {
+                "probability": float(analysis.up_probability[u]),
+                "player_return": float(analysis.up_return[u]),
+            }
+            for u, label in enumerate(("A", "2", "3", "4", "5", "6", "7", "8", "9", "T"))
+        },
+    }
+
+
+def _classic_exact(rules: AnalysisRules, wager: str, game_rules: Any = None) -> dict[str, Any]:
     from tablejack.lab import exact
 
     if wager == "blackjack":
-        analysis = exact.analyse(rules)
-        return {
-            "house_edge": analysis.house_edge,
-            "by_up_card": {
-                label: {
-                    "probability": float(analysis.up_probability[u]),
-                    "player_return": float(analysis.up_return[u]),
-                }
-                for u, label in enumerate(("A", "2", "3", "4", "5", "6", "7", "8", "9", "T"))
-            },
-        }
+        return _main_exact(rules)
     if wager == "insurance":
         return exact.insurance(rules)
     return exact.ez_bust(rules)
 
 
-def _classic_simulate(rules: AnalysisRules, **options: Any) -> Any:
+def _hybrid_exact(rules: AnalysisRules, wager: str, game_rules: Any = None) -> dict[str, Any]:
+    from tablejack.games.hybrid_rules import HybridRules
+    from tablejack.lab import exact
+    from tablejack.lab.buzzer import buzzer_beater
+
+    if wager == "blackjack":
+        return _main_exact(rules)
+    if wager == "insurance":
+        return exact.insurance(rules)
+    return buzzer_beater(rules, game_rules if game_rules is not None else HybridRules())
+
+
+def _shared_exact(rules: AnalysisRules, wager: str, game_rules: Any = None) -> dict[str, Any]:
+    from tablejack.games.hybrid_shared_rules import HybridSharedRules
+    from tablejack.lab import exact
+    from tablejack.lab.sidebets import side_wager
+
+    if wager == "blackjack":
+        return _main_exact(rules)
+    if wager == "insurance":
+        return exact.insurance(rules)
+    source = game_rules if game_rules is not None else HybridSharedRules()
+    return side_wager(source, wager, rules.decks)
+
+
+def _multi_exact(rules: AnalysisRules, wager: str, game_rules: Any = None) -> dict[str, Any]:
+    from tablejack.lab import exact
+
+    if wager == "blackjack":
+        return _main_exact(rules)
+    return exact.insurance(rules)
+
+
+def _game_simulate(game_id: str) -> Callable[..., Any]:
+    def simulate(rules: AnalysisRules, *, game_rules: Any = None, **options: Any) -> Any:
+        from tablejack.lab.simulate_games import simulate_game
+
+        source = game_rules if game_rules is not None else engine_game(game_id).rules_class()
+        return simulate_game(game_id, rules, source, **options)
+
+    return simulate
+
+
+def _hybrid_offered(rules: Any) -> tuple[str, ...]:
+    return (
+        ("blackjack",)
+        + (("insurance",) if rules.insurance else ())
+        + (("buzzer_beater",) if rules.buzzer_beater else ())
+    )
+
+
+def _shared_offered(rules: Any) -> tuple[str, ...]:
+    sides = tuple(w for w in ("royal_match", "bet_the_set", "kings_bounty") if getattr(rules, w))
+    return ("blackjack",) + (("insurance",) if rules.insurance else ()) + sides
+
+
+def _multi_offered(rules: Any) -> tuple[str, ...]:
+    return ("blackjack",) + (("insurance",) if rules.insurance else ())
+
+
+def _classic_offered(rules: Any) -> tuple[str, ...]:
+    return (
+        ("blackjack",)
+        + (("insurance",) if rules.insurance else ())
+        + (("ez_bust",) if rules.ez_bust else ())
+    )
+
+
+def _classic_simulate(rules: AnalysisRules, *, game_rules: Any = None, **options: Any) -> Any:
     from tablejack.lab.simulate import simulate
 
     return simulate(rules, **options)
@@ -97,6 +184,48 @@ LAB_GAMES: dict[str, LabGame] = {
         },
         exact=_classic_exact,
         simulate=_classic_simulate,
+        offered=_classic_offered,
+    ),
+    "hybrid": LabGame(
+        id="hybrid",
+        wagers=("blackjack", "insurance", "buzzer_beater"),
+        flag_fields={
+            "decks": "decks",
+            "h17": "dealer_hits_soft_17",
+            "das": "double_after_split",
+            "split_hands": "max_split_hands",
+            "rsa": "resplit_aces",
+        },
+        exact=_hybrid_exact,
+        simulate=_game_simulate("hybrid"),
+        offered=_hybrid_offered,
+    ),
+    "hybrid-shared": LabGame(
+        id="hybrid-shared",
+        wagers=("blackjack", "insurance", "royal_match", "bet_the_set", "kings_bounty"),
+        flag_fields={
+            "decks": "decks",
+            "h17": "dealer_hits_soft_17",
+            "das": "double_after_split",
+            "surrender": "surrender",
+        },
+        exact=_shared_exact,
+        simulate=_game_simulate("hybrid-shared"),
+        offered=_shared_offered,
+    ),
+    "multi-action": LabGame(
+        id="multi-action",
+        wagers=("blackjack", "insurance"),
+        flag_fields={
+            "decks": "decks",
+            "h17": "dealer_hits_soft_17",
+            "das": "double_after_split",
+            "split_hands": "max_split_hands",
+            "rsa": "resplit_aces",
+        },
+        exact=_multi_exact,
+        simulate=_game_simulate("multi-action"),
+        offered=_multi_offered,
     ),
 }
 
@@ -124,11 +253,14 @@ def rules_for(
     """The game's rules (from ``rules_file`` or the game's defaults) with the CLI ``flags``
     that are not None applied, validated by the game's rules class, and their analysis."""
     spec = lab_game(game_id)
-    rules = (
-        load_rules(rules_file, game_id=game_id)
-        if rules_file is not None
-        else engine_game(game_id).rules_class()
-    )
+    if rules_file is not None:
+        with warnings.catch_warnings():
+            # the loader's coarse Buzzer Beater screen (A-13): the lab computes the edge itself
+            # and the par sheet flags a player edge
+            warnings.simplefilter("ignore", BuzzerBeaterEdgeWarning)
+            rules = load_rules(rules_file, game_id=game_id)
+    else:
+        rules = engine_game(game_id).rules_class()
     changes = {}
     for flag, value in flags.items():
         if value is None:

@@ -93,6 +93,21 @@ class AnalysisRules:
     insurance: bool = True
     """Insurance is offered against an up ace (§ 633a.8)."""
 
+    split: bool = True
+    """Pairs may be split at all (NJ multi-action: ``split_pairs``)."""
+
+    double_full_amount: bool = False
+    """Without a hole card: a dealer Blackjack takes a live double too (A-29, NJ multi-action);
+    false: only the original wager, the double returned (A-19, hybrid-shared's default)."""
+
+    split_full_amount: bool = False
+    """Without a hole card: a dealer Blackjack takes every split wager (A-29); false: the loss is
+    max(original wager, busted split wagers) (A-10, hybrid-shared's default)."""
+
+    spots: int = 1
+    """Betting spots one player hand plays (NJ multi-action: 3 rounds against the same first
+    dealer card). Every figure is per spot; see docs/lab.md."""
+
     def __post_init__(self) -> None:
         if self.decks is not None and not 1 <= self.decks <= 8:
             raise ValueError(f"decks = {self.decks!r}: the lab analyses 1 to 8 decks or None.")
@@ -103,7 +118,46 @@ class AnalysisRules:
 
     @classmethod
     def from_rules(cls, rules: Any, **changes: Any) -> AnalysisRules:
-        """The analysis of a game's rules object (a :class:`~tablejack.core.ClassicRules`)."""
+        """The analysis of a game's rules object (a :class:`~tablejack.core.ClassicRules`, or
+        the rules of ``hybrid``, ``hybrid-shared`` or ``multi-action``).
+
+        >>> from tablejack.games.hybrid_shared_rules import HybridSharedRules
+        >>> shared = AnalysisRules.from_rules(HybridSharedRules())
+        >>> shared.peek, shared.max_split_hands, shared.late_surrender, shared.split_full_amount
+        (False, 2, True, False)
+        >>> from tablejack.games.multi_action import MultiActionRules
+        >>> multi = AnalysisRules.from_rules(MultiActionRules())
+        >>> sorted(multi.double_totals), multi.das, multi.double_full_amount, multi.spots
+        ([10, 11], False, True, 3)
+        """
+        game = getattr(rules, "game", "classic")
+        if game == "hybrid-shared":
+            if rules.surrender and rules.surrender_timing != "late":
+                raise ValueError(
+                    "The lab analyses late surrender only (surrender_timing = 'late', A-7)."
+                )
+            changes = {
+                "max_split_hands": 2,
+                "resplit_aces": False,
+                "hit_split_aces": False,
+                "late_surrender": bool(rules.surrender),
+                "peek": False,
+                "double_full_amount": rules.double_against_dealer_blackjack == "full-amount",
+                "split_full_amount": rules.split_against_dealer_blackjack == "full-amount",
+                "insurance": bool(rules.insurance),
+                **changes,
+            }
+        elif game == "multi-action":
+            changes = {
+                "double_totals": frozenset({10, 11}) if rules.double_down else frozenset(),
+                "split": bool(rules.split_pairs),
+                "late_surrender": False,
+                "peek": False,
+                "double_full_amount": True,
+                "split_full_amount": True,
+                "spots": 3,
+                **changes,
+            }
         totals = getattr(rules, "double_totals", None)
         values: dict[str, Any] = {
             "decks": rules.decks,
@@ -151,7 +205,13 @@ class AnalysisRules:
         if self.hit_split_aces:
             parts.append("HSA")
         parts.append("LS" if self.late_surrender else "NS")
-        parts.append("peek" if self.peek else "no-peek")
+        if not self.split:
+            parts.append("NSP")
+        if self.peek:
+            parts.append("peek")
+        else:
+            full = (self.double_full_amount, self.split_full_amount)
+            parts.append({(True, True): "ENHC-all", (False, False): "ENHC-OBO"}.get(full, "ENHC"))
         parts.append("3:2" if self.blackjack_pays == 1.5 else "6:5")
         return " ".join(parts)
 
@@ -172,6 +232,10 @@ class AnalysisRules:
             "ez_bust": self.ez_bust,
             "ez_bust_push_all": self.ez_bust_push_all,
             "insurance": self.insurance,
+            "split": self.split,
+            "double_full_amount": self.double_full_amount,
+            "split_full_amount": self.split_full_amount,
+            "spots": self.spots,
             "abbreviation": self.abbreviation(),
         }
 
@@ -198,6 +262,9 @@ class AnalysisRules:
                 float(self.late_surrender),
                 float(self.peek),
                 float(self.blackjack_pays),
+                float(self.double_full_amount),
+                float(self.split_full_amount),
+                float(self.split),
             ]
         )
 

@@ -33,6 +33,11 @@ def build_parsheet(
     """The par sheet's data (what ``parsheet.json`` holds)."""
     from tablejack.lab import exact
 
+    if spec.id != "classic":
+        return _game_parsheet(
+            spec, rules, analysis, hands=hands, seed=seed, workers=workers, progress=progress
+        )
+
     result = exact.analyse(analysis)
     sim = spec.simulate(analysis, hands=hands, seed=seed, workers=workers, progress=progress)
     sim_json = sim.to_json()
@@ -136,6 +141,140 @@ def build_parsheet(
     }
 
 
+TITLES = {
+    "blackjack": "Blackjack Wager: 1 to 1, Blackjack 3 to 2",
+    "insurance": "Insurance: 2 to 1 against an up ace",
+    "buzzer_beater": "Buzzer Beater (PA 633c.5(m), (u), (v)(3))",
+    "royal_match": "Royal Match 21 with Crown Treasure (PA 633c.5(x), (ee)(3); 633a.13(f))",
+    "bet_the_set": "Bet the Set (PA 633c.5(x), (ee)(4); 633a.13(g))",
+    "kings_bounty": "King's Bounty (PA 633c.5(x), (ee)(5); 633a.13(h))",
+}
+
+METHODS = {
+    "hybrid": "exact: the peek game of one player at one position (community cards are the "
+    "next cards of the shoe for that player); split hands by the split approximation; the Buzzer "
+    "Beater from the exact joint distribution of the player's and the dealer's final hands "
+    "(first hand after a split, A-6)",
+    "hybrid-shared": "exact: no hole card, each player's dealer hand from the cards after the "
+    "player's own (for one player exactly the shoe order); a dealer Blackjack takes the original "
+    "wager of a live double or split (A-19, A-10: max of the original and the busted wagers) or "
+    "the full amount, per the rules; split hands by the split approximation; side wagers by "
+    "enumeration of every deal in exact rational arithmetic",
+    "multi-action": "exact per betting spot: each round's dealer hand, given the player's final "
+    "hand, is distributed as a fresh dealer hand from the shoe without the player's cards (the "
+    "rounds are dependent but each has that marginal), so the expected return of each spot is "
+    "the single-round no-hole-card game's, and the strategy that maximises one spot maximises "
+    "all; the dealer Blackjack takes every amount at risk (A-29); split hands by the split "
+    "approximation",
+}
+
+
+def _game_parsheet(
+    spec: Any,
+    rules: Any,
+    analysis: AnalysisRules,
+    *,
+    hands: int,
+    seed: int,
+    workers: int | None,
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, Any]:
+    """The par sheet of a game other than ``classic``: every offered wager's exact figures;
+    the main wager's distribution simulated when the game has a kernel."""
+    from tablejack.lab import exact
+    from tablejack.lab.model import CARD_LABELS
+
+    result = exact.analyse(analysis)
+    sim = spec.simulate(
+        analysis, game_rules=rules, hands=hands, seed=seed, workers=workers, progress=progress
+    )
+    sim_json = sim.to_json()
+    wagers: list[dict[str, Any]] = []
+    for name in spec.offered_wagers(rules):
+        if name == "blackjack":
+            main = sim_json["wagers"]["blackjack"]
+            spots = analysis.spots
+            wager: dict[str, Any] = {
+                "wager": name,
+                "title": TITLES[name] + (" (per betting spot)" if spots > 1 else ""),
+                "house_edge": result.house_edge,
+                "house_edge_method": "exact (generated total-dependent strategy, fresh shoe)",
+                "hit_frequency": main["hit_frequency"],
+                "stdev": main["stdev"],
+                "distribution_method": (
+                    f"simulated: {sim_json['hands']:,} hands, seed {seed}, house edge "
+                    f"{main['house_edge']:.6f} ± {main['stderr']:.6f} (1 s.e.)"
+                ),
+                "simulated_house_edge": main["house_edge"],
+                "simulated_stderr": main["stderr"],
+                "lines": [
+                    {
+                        "line": f"round net {key} unit(s)"
+                        + (f" over {spots} spots" if spots > 1 else ""),
+                        "pays": float(key) / spots,
+                        "probability": p,
+                        "return": float(key) / spots * p,
+                        "method": "simulated",
+                    }
+                    for key, p in sorted(
+                        sim.net_distribution().items(), key=lambda item: float(item[0])
+                    )
+                ],
+                "exact_by_up_card": {
+                    CARD_LABELS[u]: {
+                        "probability": float(result.up_probability[u]),
+                        "player_return": float(result.up_return[u]),
+                    }
+                    for u in range(10)
+                },
+            }
+            wagers.append(wager)
+            continue
+        figures = spec.exact(analysis, name, rules)
+        entry = {
+            "wager": name,
+            "title": TITLES.get(name, name),
+            "house_edge": figures["house_edge"],
+            "house_edge_method": figures.get("method", "exact"),
+            "hit_frequency": figures.get("hit_frequency", figures.get("win_probability")),
+            "stdev": figures["stdev"],
+            "distribution_method": "exact",
+            "lines": [{**line, "method": "exact"} for line in figures["lines"]],
+        }
+        for key in ("joint", "paytable", "house_edge_exact"):
+            if key in figures:
+                entry[key] = figures[key]
+        if name in sim_json["wagers"]:
+            entry["simulated_house_edge"] = sim_json["wagers"][name]["house_edge"]
+            entry["simulated_stderr"] = sim_json["wagers"][name]["stderr"]
+        wagers.append(entry)
+    flagged = [w["wager"] for w in wagers if w["house_edge"] < 0]
+    simulation = {
+        "hands": sim.rounds,
+        "shoes": sim.shoes,
+        "seed": seed,
+        "penetration": analysis.penetration,
+        "kernel": "tablejack.lab._sim_games (numba), one player",
+        "house_edge": sim_json["house_edge"],
+        "stderr": sim_json["stderr"],
+    }
+    return {
+        "game": spec.id,
+        "title": getattr(rules, "name", "") or f"{spec.id} par sheet",
+        "rules": rules.to_mapping(),
+        "analysis_rules": analysis.to_json(),
+        "wagers": wagers,
+        "player_edge_wagers": flagged,
+        "strategy": result.strategy.charts(),
+        "composition_exceptions": [
+            {k: e[k] for k in ("up", "hand", "best", "gain")}
+            for e in result.composition_exceptions()
+        ],
+        "dealer_probabilities": exact.dealer_table(analysis),
+        "method": {"exact": METHODS.get(spec.id, "exact"), "simulation": simulation},
+    }
+
+
 def write_parsheet(
     spec: Any,
     rules: Any,
@@ -195,6 +334,10 @@ def _pct(value: float) -> str:
     return f"{value * 100:.4f}%" if math.isfinite(value) else "n/a"
 
 
+def _num(value: float) -> str:
+    return f"{value:.4f}" if math.isfinite(value) else "n/a"
+
+
 def _html(data: dict[str, Any], plots: list[str]) -> str:
     e = html.escape
     parts = [
@@ -220,7 +363,7 @@ def _html(data: dict[str, Any], plots: list[str]) -> str:
     for w in data["wagers"]:
         parts.append(
             f"<tr><td>{e(w['title'])}</td><td>{_pct(w['house_edge'])}</td>"
-            f"<td>{_pct(w['hit_frequency'])}</td><td>{w['stdev']:.4f}</td>"
+            f"<td>{_pct(w['hit_frequency'])}</td><td>{_num(w['stdev'])}</td>"
             f"<td>{e(w['house_edge_method'])}; distribution: {e(w['distribution_method'])}</td></tr>"
         )
     parts.append("</table>")
@@ -238,6 +381,33 @@ def _html(data: dict[str, Any], plots: list[str]) -> str:
         total = sum(line["return"] for line in w["lines"])
         parts.append(f"<tr><th>total</th><td></td><td></td><td>{total:+.8f}</td><td></td></tr>")
         parts.append("</table>")
+        if "joint" in w:
+            joint = w["joint"]
+            parts.append(
+                "<p>Joint distribution of the player's final hand (rows) and the dealer's "
+                "final hand (columns):</p><table><tr><th></th>"
+                + "".join(f"<th>{e(c)}</th>" for c in joint["columns"])
+                + "</tr>"
+            )
+            for label, row in zip(joint["rows"], joint["probability"], strict=True):
+                parts.append(
+                    f"<tr><th>{e(label)}</th>" + "".join(f"<td>{p:.6f}</td>" for p in row) + "</tr>"
+                )
+            parts.append(
+                f"<tr><th>player bust</th><td colspan='7'>{joint['player_bust']:.6f}</td></tr>"
+                "</table>"
+            )
+        if "exact_by_up_card" in w:
+            parts.append(
+                "<p>Exact return by the dealer's up card (per initial wager):</p><table><tr>"
+                "<th>up card</th><th>probability</th><th>player's return</th></tr>"
+            )
+            for up, row in w["exact_by_up_card"].items():
+                parts.append(
+                    f"<tr><td>{e(up)}</td><td>{row['probability']:.6f}</td>"
+                    f"<td>{row['player_return']:+.6f}</td></tr>"
+                )
+            parts.append("</table>")
         if "by_up_card" in w:
             parts.append(
                 "<table><tr><th>up card</th><th>win</th><th>lose</th><th>push</th>"

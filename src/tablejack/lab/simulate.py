@@ -319,9 +319,10 @@ def simulate(
 
 def _run_dask(
     scheduler: str,
-    chunks: list[Chunk],
+    chunks: list[Any],
     progress: Callable[[int, int], None] | None,
     blocks: int,
+    run: Callable[[Any], dict[str, Any]] = run_chunk,
 ) -> tuple[list[dict[str, Any]], int]:
     from distributed import Client, as_completed
 
@@ -331,7 +332,7 @@ def _run_dask(
         raise ConnectionError(f"Cannot reach the Dask scheduler at {scheduler}: {error}") from None
     try:
         workers = max(1, len(client.scheduler_info().get("workers", {})))
-        futures = client.map(run_chunk, chunks, pure=False)
+        futures = client.map(run, chunks, pure=False)
         by_future = dict(zip(futures, chunks, strict=True))
         results = []
         done = 0
