@@ -9,6 +9,7 @@ Starts ``tablejack serve`` as a separate process on a fresh database, connects t
 
     .venv/bin/python benchmarks/load.py --tables 50 --terminals 20 --seconds 60
     .venv/bin/python benchmarks/load.py --db postgresql://postgres@127.0.0.1:5432/test ...
+    .venv/bin/python benchmarks/load.py --tables 50 --terminals 20 --soak 3600   # memory flat?
 
 The bots run in this process, on the same machine: on a 2-core machine they compete with the
 server for the CPU, so the figures are a lower bound of what the server alone would do.
@@ -42,6 +43,31 @@ def rss_mb(pid: int) -> float:
     except OSError:
         pass
     return 0.0
+
+
+def soak_report(memory: list[float]) -> dict[str, object]:
+    """The server's RSS over a soak run (one sample a second): the mean of each tenth of the
+    run, and the trend after the first third (the warm-up: caches, the first rounds). The memory
+    is called flat when that trend stays under 1 MB per 10 minutes and the last tenth is within
+    5 % of the second third."""
+    tenths = [
+        round(statistics.fmean(memory[i * len(memory) // 10 : (i + 1) * len(memory) // 10]), 1)
+        for i in range(10)
+        if memory[i * len(memory) // 10 : (i + 1) * len(memory) // 10]
+    ]
+    settled = memory[len(memory) // 3 :]
+    slope = 0.0
+    if len(settled) > 2:
+        xs = list(range(len(settled)))
+        slope = statistics.linear_regression(xs, settled).slope  # MB per sample (second)
+    middle = statistics.fmean(memory[len(memory) // 3 : 2 * len(memory) // 3] or memory)
+    last = tenths[-1] if tenths else 0.0
+    flat = abs(slope * 600) < 1.0 and abs(last - middle) <= 0.05 * middle
+    return {
+        "soak_rss_mb_by_tenth": tenths,
+        "soak_rss_trend_mb_per_10_min": round(slope * 600, 2),
+        "soak_rss_flat": flat,
+    }
 
 
 async def prepare(db: str, tables: int, terminals: int) -> list[tuple[str, str]]:
@@ -90,8 +116,17 @@ async def main() -> None:
         default=0.0,
         help="the server's --batch-ms (updates gathered per table)",
     )
+    parser.add_argument(
+        "--soak",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="a soak run of this many seconds: the server's RSS over time and whether it is flat",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.soak:
+        args.seconds = args.soak
 
     work = Path(tempfile.mkdtemp(prefix="tablejack-load-"))
     db = args.db or str(work / "load.db")
@@ -136,6 +171,8 @@ async def main() -> None:
             str(port),
             "--tables",
             str(tables_file),
+            "--batch-ms",
+            str(args.batch_ms),
         ],
         stdout=subprocess.DEVNULL,
     )
@@ -197,8 +234,13 @@ async def main() -> None:
             "rounds_per_second": round(rounds / elapsed, 2),
             "decisions": timings.decisions,
             "wagers": timings.wagers,
+            "state_messages": sum(
+                len(received) for per in timings.arrivals.values() for received in per.values()
+            ),
             "latency_samples": len(samples),
             "latency_p50_ms": round(pct(50), 1),
+            "latency_p90_ms": round(pct(90), 1),
+            "latency_p95_ms": round(pct(95), 1),
             "latency_p99_ms": round(pct(99), 1),
             "latency_mean_ms": round(1000 * statistics.fmean(samples), 1) if samples else None,
             "server_rss_mb_start": round(memory[0], 1),
@@ -208,6 +250,7 @@ async def main() -> None:
             "sum_of_all_accounts": total,
             "ledger_problems": [p for p in problems if not p.startswith("refused")],
             "top_refusals": [p for p in problems if p.startswith("refused")],
+            **(soak_report(memory) if args.soak else {}),
             "setup_seconds": round(setup_seconds, 1),
             "cpus": os.cpu_count(),
         }

@@ -258,15 +258,16 @@ def rules_command(
 
 def _register_optional_commands() -> None:
     """Mount the commands of the math lab (edge, dealer-odds, strategy, simulate, parsheet) and
-    of the table server (serve, verify-log, recall); each imports its heavy modules only when
-    its command runs."""
-    for package in ("tablejack.lab", "tablejack.server"):
-        if importlib.util.find_spec(package) is None:  # pragma: no cover
+    of the table server (serve, verify-log, recall, verify-install); each imports its heavy
+    modules only when its command runs."""
+    for module_name in (
+        "tablejack.lab.commands",
+        "tablejack.server.commands",
+        "tablejack.server.integrity_commands",
+    ):
+        if importlib.util.find_spec(module_name.rsplit(".", 1)[0]) is None:  # pragma: no cover
             continue
-        if importlib.util.find_spec(f"{package}.commands") is None:  # pragma: no cover
-            continue
-        module = importlib.import_module(f"{package}.commands")
-        module.register(app)
+        importlib.import_module(module_name).register(app)
 
 
 _register_optional_commands()

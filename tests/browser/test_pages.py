@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tablejack.games.hybrid_rules import HybridRules
+from tablejack.games.multi_action import MultiActionRules
 from tablejack.server.app import create_app
 from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
@@ -69,8 +70,16 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         cards=ORDER,
         title="Hybrid A",
     )
+    multi = TableConfig(
+        "M1",
+        MultiActionRules(),
+        automated=False,
+        require_procedures=False,
+        countdown_seconds=30,
+        title="Multi-action",
+    )
     db = str(tmp_path_factory.mktemp("browser") / "floor.db")
-    app = create_app(db, tables=[table], setup=setup)
+    app = create_app(db, tables=[table, multi], setup=setup)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -161,5 +170,43 @@ def test_two_terminals_play_a_round_and_the_supervisor_recalls_it(server: str) -
             )
             supervisor.get_by_test_id("verify-log").click()
             expect(supervisor.get_by_test_id("verified")).to_have_text("log verified")
+        finally:
+            browser.close()
+
+
+def test_nj_mab_f1_a_multi_action_terminal_places_three_spot_wagers(server: str) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1024, "height": 768})
+            page.goto(f"{server}/static/terminal.html?token=tok-bob&table=M1&terminal=EWT-9")
+            expect(page.get_by_test_id("spots")).to_be_visible()
+            expect(page.get_by_test_id("wager")).to_be_hidden()
+            dealer = page.request.post(
+                f"{server}/api/tables/M1/dealer",
+                data={"command": "open-round"},
+                headers={"Authorization": "Bearer tok-dealer"},
+            )
+            assert dealer.ok
+            page.get_by_test_id("position-3").click()
+            expect(page.get_by_test_id("position")).to_have_text("3")
+            for spot, dollars in ((1, "10"), (2, "0"), (3, "25")):
+                page.get_by_test_id(f"spot-{spot}").fill(dollars)
+            expect(page.get_by_test_id("balance")).to_contain_text("$")
+            before = int(
+                page.get_by_test_id("balance")
+                .inner_text()
+                .strip("$")
+                .replace(",", "")
+                .replace(".", "")
+            )
+            page.get_by_test_id("spot-wager").click()
+            after = before - 3500  # $10 on spot 1, $25 on spot 3
+            expect(page.get_by_test_id("balance")).to_have_text(
+                f"${after // 100:,}.{after % 100:02d}"
+            )
+            expect(page.get_by_test_id("position-3")).to_contain_text("bob")
         finally:
             browser.close()

@@ -8,7 +8,8 @@ terminal may see, when a countdown window is open and what the clock sends when 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from fractions import Fraction
 from typing import Any
 
@@ -21,6 +22,7 @@ __all__ = [
     "ClassicAdapter",
     "HybridAdapter",
     "HybridSharedAdapter",
+    "MultiActionAdapter",
     "adapter_for",
     "rules_icon",
 ]
@@ -46,6 +48,25 @@ class Adapter:
         """Place a terminal's wager before the first card (633c.5(k))."""
         raise NotImplementedError
 
+    def place_spot_wagers(
+        self, round_: Any, player: str, position: int | None, amount: int, spots: Sequence[int]
+    ) -> None:
+        """A wager of three spot amounts (multi-action tables only)."""
+        raise IllegalActionError(
+            f"This table takes one amount per wager, not spot amounts ({WAGER_RULE}).",
+            rule=WAGER_RULE,
+        )
+
+    def command_text(
+        self, actor: str, verb: str, amount: int | None, spots: Sequence[int] | None
+    ) -> str:
+        """The engine command of a terminal's decision."""
+        if spots is not None:
+            raise IllegalActionError(
+                f"Only a multi-action double names spots ({WAGER_RULE}).", rule=WAGER_RULE
+            )
+        return f"{actor} {verb}" + ("" if amount is None else f" {amount}")
+
     def actor(self, round_: Any, player: str, position: int | None) -> str:
         """The command actor for ``player`` (raises if the player has no hand there)."""
         raise NotImplementedError
@@ -61,6 +82,10 @@ class Adapter:
     def audit_view(self, round_: Any) -> dict[str, Any]:
         """Everything (dealer console, supervisor)."""
         raise NotImplementedError
+
+    def player_views(self, round_: Any, players: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """:meth:`player_view` of several players at once (one broadcast)."""
+        return {player: self.player_view(round_, player) for player in players}
 
     def window(self, round_: Any) -> tuple[Any, ...] | None:
         """A key naming the open decision window (the countdown clock runs while it is the
@@ -81,6 +106,22 @@ class Adapter:
     def countdown_default(self, rules: Any) -> str:
         """What the clock does for a player who has not acted."""
         return str(getattr(rules, "countdown_default", "stand"))
+
+
+@contextmanager
+def shared_table_view(round_: Any) -> Iterator[None]:
+    """While open, the round's ``_table_view`` (the part of a terminal view every terminal
+    shares: positions, community cards, the dealer's visible cards, the phase) is built once
+    and each terminal view gets its own shallow copy of it, instead of building it again per
+    terminal. The engine's ``terminal_view`` still decides everything a player sees."""
+    shared = round_._table_view()
+    round_._table_view = lambda: {
+        key: dict(value) if isinstance(value, dict) else value for key, value in shared.items()
+    }
+    try:
+        yield
+    finally:
+        del round_._table_view
 
 
 class ClassicAdapter(Adapter):
@@ -293,6 +334,20 @@ class HybridAdapter(Adapter):
         view: dict[str, Any] = round_.audit_view()
         return view
 
+    def player_views(self, round_: Any, players: Iterable[str]) -> dict[str, dict[str, Any]]:
+        views: dict[str, dict[str, Any]] = {}
+        watching: list[str] = []
+        with shared_table_view(round_):
+            for player in players:
+                if player in round_.players:
+                    views[player] = round_.terminal_view(player)
+                else:
+                    watching.append(player)
+        if watching:  # no wager this round: the same public view for all of them
+            public = self.player_view(round_, watching[0])
+            views.update(dict.fromkeys(watching, public))
+        return views
+
     def window(self, round_: Any) -> tuple[Any, ...] | None:
         if round_.card_request is not None or not round_.window_open:
             return None
@@ -346,6 +401,20 @@ class HybridSharedAdapter(Adapter):
         view: dict[str, Any] = round_.audit_view()
         return view
 
+    def player_views(self, round_: Any, players: Iterable[str]) -> dict[str, dict[str, Any]]:
+        views: dict[str, dict[str, Any]] = {}
+        watching: list[str] = []
+        with shared_table_view(round_):
+            for player in players:
+                if player in round_.players:
+                    views[player] = round_.terminal_view(player)
+                else:
+                    watching.append(player)
+        if watching:  # no wager this round: the same public view for all of them
+            public = self.player_view(round_, watching[0])
+            views.update(dict.fromkeys(watching, public))
+        return views
+
     def window(self, round_: Any) -> tuple[Any, ...] | None:
         if round_.card_request is not None or not round_.players_to_decide():
             return None
@@ -353,6 +422,194 @@ class HybridSharedAdapter(Adapter):
 
     def on_countdown(self, round_: Any) -> list[str]:
         return ["dealer countdown-expired"] if round_.can_expire_countdown() else []
+
+
+class MultiActionAdapter(Adapter):
+    """NJ multi-action tables (N.J.A.C. 13:47): one player per seat (1–7), three betting
+    spots per player placed in one wager (``place_wager(seat, player, [a1, a2, a3])``), one
+    hand played against three dealer rounds; the actor is the seat number. The engine has no
+    terminal view; the adapter shows the table (every card is dealt face up: there is no hole
+    card) and the player's own spots, legal actions and settlements.
+
+    The countdown clock is a terminal-table service (the NJ text has none): when it runs out the
+    insurance window closes and the seat in turn stands, as on classic tables (S-1, S-8)."""
+
+    game = "multi-action"
+    RULE = "NJ MAB (f)(1)"
+
+    def place_wager(
+        self, round_: Any, player: str, position: int | None, kind: str, amount: int
+    ) -> None:
+        raise IllegalActionError(
+            "A multi-action wager is three spot amounts, one per betting spot (0 for a spot "
+            f"not backed), placed together ({self.RULE}).",
+            rule=self.RULE,
+        )
+
+    def place_spot_wagers(
+        self, round_: Any, player: str, position: int | None, amount: int, spots: Sequence[int]
+    ) -> None:
+        if position is None:
+            raise IllegalActionError(
+                f"Select a seat before wagering ({self.RULE}).", rule=self.RULE
+            )
+        if self.player_position(round_, player) is not None:
+            raise IllegalActionError(
+                f"{player} already has his spot wagers at this table this round ({self.RULE}).",
+                rule=self.RULE,
+            )
+        if sum(spots) != amount:
+            raise IllegalActionError(
+                f"The wager's amount {amount} is not the sum of its spot amounts "
+                f"{list(spots)} ({self.RULE}).",
+                rule=self.RULE,
+            )
+        round_.place_wager(position, player, list(spots))
+
+    def command_text(
+        self, actor: str, verb: str, amount: int | None, spots: Sequence[int] | None
+    ) -> str:
+        if spots is not None:
+            if verb != "double":
+                raise IllegalActionError(
+                    f"Only a double names betting spots ({'NJ MAB (a)'}).", rule="NJ MAB (a)"
+                )
+            return f"{actor} double {','.join(str(spot) for spot in spots)}"
+        return f"{actor} {verb}" + ("" if amount is None else f" {amount}")
+
+    def player_position(self, round_: Any, player: str) -> int | None:
+        for number, state in round_.seats.items():
+            if state.player == player:
+                return int(number)
+        return None
+
+    def actor(self, round_: Any, player: str, position: int | None) -> str:
+        own = self.player_position(round_, player)
+        if own is None:
+            raise IllegalActionError(
+                f"{player} has no wagers at this table this round (NJ MAB (e)).",
+                rule="NJ MAB (e)",
+            )
+        if position is not None and position != own:
+            raise IllegalActionError(
+                f"{player} plays seat {own}; seat {position} belongs to another player "
+                "(NJ MAB (e)).",
+                rule="NJ MAB (e)",
+            )
+        return str(own)
+
+    def _table_view(self, round_: Any) -> dict[str, Any]:
+        seats = []
+        for number, state in sorted(round_.seats.items()):
+            seats.append(
+                {
+                    "position": number,
+                    "player": state.player,
+                    "spots": list(state.spots),
+                    "hands": [_spot_hand_json(hand) for hand in state.hands],
+                }
+            )
+        first = round_.first_card
+        played = sorted(round_.dealer_hands.items())
+        shown = [card.code for card in played[-1][1].cards] if played else []
+        return {
+            "game": self.game,
+            "phase": round_.phase.value,
+            "waiting_for": round_.next_step(),
+            "positions": seats,
+            "community_cards": [],
+            "dealer": {
+                "cards": shown or ([] if first is None else [first.code]),
+                "first_card": None if first is None else first.code,
+                "round": round_.dealer_round,
+                "rounds": {
+                    str(number): {
+                        "cards": [card.code for card in hand.cards],
+                        "total": hand.total,
+                        "blackjack": bool(round_.dealer_blackjack.get(number, False)),
+                    }
+                    for number, hand in sorted(round_.dealer_hands.items())
+                },
+                "skipped_rounds": list(round_.skipped_rounds),
+                "total": None,
+            },
+        }
+
+    def player_view(self, round_: Any, player: str) -> dict[str, Any]:
+        view = self._table_view(round_)
+        seat = self.player_position(round_, player)
+        view["you"] = (
+            None
+            if seat is None
+            else {
+                "player": player,
+                "position": seat,
+                "spots": list(round_.seats[seat].spots),
+                "legal_actions": round_.legal_actions(seat),
+                "awaiting_decision": seat in round_.seats_to_decide(),
+                "hands": [_spot_hand_json(hand) for hand in round_.seats[seat].hands],
+                "settlements": [s.to_json() for s in round_.settlements if s.player == player],
+                "net": round_.player_net().get(player, 0),
+            }
+        )
+        return view
+
+    def audit_view(self, round_: Any) -> dict[str, Any]:
+        view = self._table_view(round_)
+        request = round_.card_request
+        view["card_request"] = None if request is None else request.describe()
+        view["next_step"] = round_.next_step()
+        view["wagers"] = [
+            {
+                "id": w.id,
+                "position": w.seat,
+                "player": w.player,
+                "kind": w.kind.value,
+                "amount": w.amount,
+                "spot": getattr(w, "spot", None),
+            }
+            for w in round_.wagers
+        ]
+        view["settlements"] = [s.to_json() for s in round_.settlements]
+        view["cards_dealt"] = [card.code for card in round_.cards_dealt]
+        return view
+
+    def window(self, round_: Any) -> tuple[Any, ...] | None:
+        if round_.card_request is not None or round_.is_complete:
+            return None
+        phase = round_.phase.value
+        if phase == "insurance":
+            return (phase,)
+        if phase == "playing" and round_.current_seat is not None:
+            return ("playing", round_.current_seat, len(round_.operations))
+        return None
+
+    def on_countdown(self, round_: Any) -> list[str]:
+        phase = round_.phase.value
+        if phase == "insurance":
+            return ["dealer close-insurance"]
+        if phase == "playing" and round_.current_seat is not None:
+            return [f"{round_.current_seat} stand"]
+        return []
+
+
+def _spot_hand_json(hand: Any) -> dict[str, Any]:
+    cards = hand.hand
+    return {
+        "index": hand.index,
+        "cards": [card.code for card in cards.cards],
+        "total": cards.total,
+        "soft": cards.is_soft,
+        "blackjack": cards.is_blackjack,
+        "bust": cards.is_bust,
+        "spots": [
+            {"spot": w.spot, "amount": w.amount, "doubled": w.doubled, "settled": w.settled}
+            for w in hand.spots
+        ],
+        "wager": sum(w.amount for w in hand.spots),
+        "doubled": hand.doubled,
+        "complete": hand.done,
+    }
 
 
 def _hand_json(hand: Any) -> dict[str, Any]:
@@ -374,6 +631,7 @@ ADAPTERS: dict[str, Callable[[], Adapter]] = {
     "classic": ClassicAdapter,
     "hybrid": HybridAdapter,
     "hybrid-shared": HybridSharedAdapter,
+    "multi-action": MultiActionAdapter,
 }
 
 

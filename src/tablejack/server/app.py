@@ -131,9 +131,13 @@ def create_app(
     clock: Callable[[], float] = time.time,
     rate: tuple[float, float] = (20.0, 40.0),
     broadcast_interval: float = 0.0,
+    reader_port: int | None = None,
+    reader_host: str = "127.0.0.1",
 ) -> FastAPI:
     """The app for one floor on ``db_url``: the given tables, then those saved in the store;
-    ``setup`` runs once the floor is up (the demo uses it to add players and tokens)."""
+    ``setup`` runs once the floor is up (the demo uses it to add players and tokens).
+    ``reader_port``: also listen for card readers on a raw TCP port
+    (:mod:`tablejack.server.reader`; 0 = any free port, in ``app.state.reader_port``)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -146,9 +150,17 @@ def create_app(
         await floor.load_stored_tables(skip=[c.id for c in tables or []])
         if setup is not None:
             await setup(floor)
+        listener = None
+        if reader_port is not None:
+            from tablejack.server.reader import start_reader_listener
+
+            listener = await start_reader_listener(floor, reader_host, reader_port)
+            app.state.reader_port = listener.sockets[0].getsockname()[1]
         try:
             yield
         finally:
+            if listener is not None:
+                listener.close()
             await floor.stop()
             await store.close()
 
@@ -502,6 +514,9 @@ def create_app(
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await writer
 
+    from tablejack.server.floor_api import register as register_floor  # PA Chapter 605a
+
+    register_floor(app)
     return app
 
 
@@ -527,7 +542,7 @@ async def _write(socket: WebSocket, connection: Connection) -> None:
                 await socket.close(1008, "too slow" if connection.overflowed else "closing")
             return
         try:
-            await socket.send_text(dumps(message))
+            await socket.send_text(message if isinstance(message, str) else dumps(message))
         except Exception:  # the socket went away: the reader will notice
             return
 
@@ -558,6 +573,9 @@ async def _handle(floor: Floor, connection: Connection, message: Any) -> None:
 
 
 async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[str, Any]:
+    from tablejack.server.sequence import check_sequence
+
+    check_sequence(floor, connection, message)  # gaps and repeats refused
     if isinstance(message, Hello):
         raise RefusedError("protocol", "Already authenticated.", "protocol")
     if isinstance(message, Join):
@@ -596,9 +614,24 @@ async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[
         table.select_position(connection.subject, message.position)
         connection.push(table.player_state(connection.subject))
         return {"ok": True, "position": message.position}
+    if isinstance(message, WagerMessage | Action):  # limits, self-exclusion, tilts
+        from tablejack.server.protections import guard, wager_at_stake
+
+        wager = isinstance(message, WagerMessage)
+        at_stake = (
+            message.amount
+            if isinstance(message, WagerMessage)
+            else wager_at_stake(table, connection.subject, message.verb, message.amount)
+        )
+        await guard(floor, connection.subject, connection.terminal, table, at_stake, wager=wager)
     if isinstance(message, WagerMessage):
         return await table.wager(
-            connection.subject, connection.terminal, message.kind, message.amount, message.id
+            connection.subject,
+            connection.terminal,
+            message.kind,
+            message.amount,
+            message.id,
+            message.spots,
         )
     if isinstance(message, Action):
         return await table.action(
@@ -608,5 +641,6 @@ async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[
             message.amount,
             message.position,
             message.id,
+            message.spots,
         )
     raise RefusedError("protocol", "Unexpected message.", "protocol")  # pragma: no cover

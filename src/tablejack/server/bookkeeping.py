@@ -5,8 +5,11 @@ The engine keeps wagers and settlements as records (:class:`~tablejack.core.reco
 the ledger already holds for the round and turns the difference into transfers:
 
 * a new or grown wager: the player's account → the table's escrow (and the wager kind's drop);
-* a settlement: escrow → player (the part of the wager returned), escrow → house (the part
-  lost), house → player (the winnings); the house's net goes to the wager kind's win meter.
+* a settlement: escrow → player (the part of the wager returned, ledger kind ``returned``),
+  escrow → house (the part lost, ``lost``), house → player (the winnings, ``winnings``): the
+  two amounts a winning wager pays are booked apart (PA 605a.2(d)); the house's net goes to the
+  wager kind's win meter. Every wager, settlement and refund row names its wager kind first in
+  its memo, so the meters of PA 605a.5(d) can be derived from the ledger alone.
 
 So the escrow holds exactly the unsettled wagers and the sum of all accounts never changes.
 """
@@ -63,23 +66,27 @@ class Books:
         for wager in wagers:
             delta = wager.amount - escrowed.get(wager.id, 0)
             if delta > 0:
-                transfers.append(Transfer(wager.player, escrow, delta, "wager", wager.id))
+                transfers.append(
+                    Transfer(wager.player, escrow, delta, "wager", wager.id, wager.kind.value)
+                )
                 meters.append((self.table_id, wager.kind.value, delta, 0))
                 escrowed[wager.id] = wager.amount
         for settlement in settlements[self.settled :]:
             back = min(settlement.returned, settlement.amount)
             lost = settlement.amount - back
             won = settlement.returned - settlement.amount
-            memo = f"{settlement.result.value} ({settlement.clause})"
+            memo = f"{settlement.kind.value} {settlement.result.value} ({settlement.clause})"
             wager_id = settlement.wager_id
             if back:
                 transfers.append(
-                    Transfer(escrow, settlement.player, back, "settle", wager_id, memo)
+                    Transfer(escrow, settlement.player, back, "returned", wager_id, memo)
                 )
             if lost:
-                transfers.append(Transfer(escrow, house, lost, "settle", wager_id, memo))
+                transfers.append(Transfer(escrow, house, lost, "lost", wager_id, memo))
             if won > 0:
-                transfers.append(Transfer(house, settlement.player, won, "settle", wager_id, memo))
+                transfers.append(
+                    Transfer(house, settlement.player, won, "winnings", wager_id, memo)
+                )
             meters.append((self.table_id, settlement.kind.value, 0, -settlement.net))
         return transfers, meters, escrowed, len(settlements)
 
@@ -101,6 +108,8 @@ class Books:
             held = self.escrowed.get(wager.id, 0)
             if wager.id in done or held <= 0:
                 continue
-            transfers.append(Transfer(escrow, wager.player, held, "refund", wager.id, "void"))
+            transfers.append(
+                Transfer(escrow, wager.player, held, "refund", wager.id, f"{wager.kind.value} void")
+            )
             meters.append((self.table_id, wager.kind.value, -held, 0))
         return transfers, meters

@@ -89,86 +89,92 @@ async def run_bot(
                 acted: tuple[Any, ...] | None = None
                 sent: dict[str, float] = {}
                 waiting_for: str | None = None
-                while not stop.is_set():
-                    try:
-                        raw = await asyncio.wait_for(socket.recv(), timeout=0.5)
-                    except TimeoutError:
-                        continue
-                    now = time.perf_counter()
-                    message = json.loads(raw)
-                    kind = message.get("type")
-                    if kind in ("ack", "error") and message.get("id") == waiting_for:
-                        waiting_for = None
-                    if kind == "ack" and timings is not None and message.get("id") in sent:
-                        seq = message.get("seq")
-                        if seq is not None:
-                            key = (table, str(message.get("round_id")), int(seq))
-                            timings.actions[key] = sent.pop(message["id"])
-                    elif kind == "error":
-                        sent.pop(message.get("id") or "", None)
-                        if timings is not None:
-                            timings.errors += 1
-                        acted = None
-                    if kind != "state":
-                        continue
-                    if timings is not None and message.get("round_id") is not None:
-                        timings.arrived(
-                            table, message["round_id"], terminal, int(message["seq"]), now
-                        )
-                    view = message.get("view")
-                    if view is None:
-                        continue
-                    round_id = message.get("round_id")
-                    you = view.get("you")
-                    if view["phase"] == "wagering" and you is None and wagered != round_id:
-                        wagered = round_id
-                        counter += 1
-                        await socket.send(
-                            json.dumps(
-                                {
-                                    "type": "wager",
-                                    "id": f"{terminal}-{counter}",
-                                    "kind": "blackjack",
-                                    "amount": amount,
-                                }
+                closer = asyncio.create_task(_close_when(stop, socket))
+                try:
+                    async for raw in socket:
+                        now = time.perf_counter()
+                        message = json.loads(raw)
+                        kind = message.get("type")
+                        if kind in ("ack", "error") and message.get("id") == waiting_for:
+                            waiting_for = None
+                        if kind == "ack" and timings is not None and message.get("id") in sent:
+                            seq = message.get("seq")
+                            if seq is not None:
+                                key = (table, str(message.get("round_id")), int(seq))
+                                timings.actions[key] = sent.pop(message["id"])
+                        elif kind == "error":
+                            sent.pop(message.get("id") or "", None)
+                            if timings is not None:
+                                timings.errors += 1
+                            acted = None
+                        if kind == "seq" and timings is not None and message["round_id"]:
+                            timings.arrived(
+                                table, message["round_id"], terminal, int(message["seq"]), now
                             )
-                        )
-                        if buzzer_beater and rng.random() < 0.3:
+                        if kind != "state":
+                            continue
+                        if timings is not None and message.get("round_id") is not None:
+                            timings.arrived(
+                                table, message["round_id"], terminal, int(message["seq"]), now
+                            )
+                        view = message.get("view")
+                        if view is None:
+                            continue
+                        round_id = message.get("round_id")
+                        you = view.get("you")
+                        if view["phase"] == "wagering" and you is None and wagered != round_id:
+                            wagered = round_id
                             counter += 1
                             await socket.send(
                                 json.dumps(
                                     {
                                         "type": "wager",
                                         "id": f"{terminal}-{counter}",
-                                        "kind": "buzzer_beater",
-                                        "amount": amount // 2,
+                                        "kind": "blackjack",
+                                        "amount": amount,
                                     }
                                 )
                             )
+                            if buzzer_beater and rng.random() < 0.3:
+                                counter += 1
+                                await socket.send(
+                                    json.dumps(
+                                        {
+                                            "type": "wager",
+                                            "id": f"{terminal}-{counter}",
+                                            "kind": "buzzer_beater",
+                                            "amount": amount // 2,
+                                        }
+                                    )
+                                )
+                            if timings is not None:
+                                timings.wagers += 1
+                            continue
+                        legal = (you or {}).get("legal_actions") or []
+                        if (
+                            not legal
+                            or waiting_for is not None
+                            or not (you or {}).get("awaiting_decision", True)
+                        ):
+                            continue
+                        turn = (round_id, message.get("seq"))
+                        if acted == turn:
+                            continue
+                        acted = turn
+                        verb = _decide(you, legal, rng)
+                        counter += 1
+                        command_id = f"{terminal}-{counter}"
+                        sent[command_id] = time.perf_counter()
+                        waiting_for = command_id
+                        await socket.send(
+                            json.dumps({"type": "action", "id": command_id, "verb": verb})
+                        )
                         if timings is not None:
-                            timings.wagers += 1
-                        continue
-                    legal = (you or {}).get("legal_actions") or []
-                    if (
-                        not legal
-                        or waiting_for is not None
-                        or not (you or {}).get("awaiting_decision", True)
-                    ):
-                        continue
-                    turn = (round_id, message.get("seq"))
-                    if acted == turn:
-                        continue
-                    acted = turn
-                    verb = _decide(you, legal, rng)
-                    counter += 1
-                    command_id = f"{terminal}-{counter}"
-                    sent[command_id] = time.perf_counter()
-                    waiting_for = command_id
-                    await socket.send(
-                        json.dumps({"type": "action", "id": command_id, "verb": verb})
-                    )
-                    if timings is not None:
-                        timings.decisions += 1
+                            timings.decisions += 1
+                finally:
+                    closer.cancel()
+            if not reconnect:
+                return
         except (OSError, WebSocketException, TimeoutError):
             if not reconnect:
                 return
@@ -176,6 +182,13 @@ async def run_bot(
                 timings.reconnects += 1
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=0.2)
+
+
+async def _close_when(stop: asyncio.Event, socket: Any) -> None:
+    """Close the socket once ``stop`` is set (ends the bot's receive loop)."""
+    await stop.wait()
+    with contextlib.suppress(Exception):
+        await socket.close()
 
 
 def _decide(you: dict[str, Any], legal: list[str], rng: random.Random) -> str:

@@ -39,6 +39,10 @@ def register(app: typer.Typer) -> None:
                 help="Gather a table's changes this long before one update (busy floors)."
             ),
         ] = 0.0,
+        reader_port: Annotated[
+            int | None,
+            typer.Option(help="Also take card reader lines on this raw TCP port (docs/server.md)."),
+        ] = None,
     ) -> None:
         """Run the table server: terminals, dealer console, supervisor API and pages."""
         import uvicorn
@@ -54,7 +58,12 @@ def register(app: typer.Typer) -> None:
             configs += [c for c in demo_tables() if c.id not in known]
             setup = demo_setup
         application = create_app(
-            db, tables=configs, setup=setup, broadcast_interval=batch_ms / 1000
+            db,
+            tables=configs,
+            setup=setup,
+            broadcast_interval=batch_ms / 1000,
+            reader_port=reader_port,
+            reader_host=host,
         )
         base = f"http://{host}:{port}"
         typer.echo(f"tablejack table server on {base} (database {db})")

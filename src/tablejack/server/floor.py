@@ -37,14 +37,16 @@ class Connection:
     role: str
     subject: str
     terminal: str
-    queue: asyncio.Queue[dict[str, Any] | None] = field(
+    queue: asyncio.Queue[dict[str, Any] | str | None] = field(
         default_factory=lambda: asyncio.Queue(maxsize=256)
     )
     table: str | None = None
     overflowed: bool = False
+    last_state: tuple[Any, ...] | None = None
+    """What the last broadcast state showed this terminal (an unchanged state is not sent)."""
 
-    def push(self, message: dict[str, Any] | None) -> None:
-        """Queue a message (or None: close)."""
+    def push(self, message: dict[str, Any] | str | None) -> None:
+        """Queue a message (a dict, or its JSON text already encoded; None: close)."""
         try:
             self.queue.put_nowait(message)
         except asyncio.QueueFull:
@@ -190,16 +192,37 @@ class Floor:
             self._send_state(table)
 
     def _send_state(self, table: Table) -> None:
+        """One update of a table: the shared part of the terminal views is built once, each
+        player's own part once per player, each message encoded once; a terminal whose state
+        (view, balance, position, status, clock) is the one it was last sent gets only a short
+        ``seq`` message: the state it holds is current at that sequence number."""
         table.broadcast_pending = False
-        staff: dict[str, Any] | None = None
-        for connection in list(table.subscribers):
+        subscribers = list(table.subscribers)
+        players = {c.subject for c in subscribers if c.role == "player"}
+        states = table.player_states(players) if players else {}
+        staff: str | None = None
+        same: str | None = None
+        for connection in subscribers:
             if connection.role == "player":
-                message = table.player_state(connection.subject)
+                key, text = states[connection.subject]
+                if key == connection.last_state:
+                    if same is None:
+                        same = dumps(
+                            {
+                                "type": "seq",
+                                "table": table.id,
+                                "round_id": table.round_id,
+                                "seq": table.last_seq,
+                            }
+                        )
+                    connection.push(same)
+                    continue
+                connection.last_state = key
+                connection.push(text)
             else:
                 if staff is None:
-                    staff = table.staff_state()
-                message = staff
-            connection.push(message)
+                    staff = dumps(table.staff_state())
+                connection.push(staff)
 
     async def stop(self) -> None:
         """Stop every table's clock and automated dealer."""

@@ -6,7 +6,7 @@ or ``error`` carrying the same id; a message whose id was already answered gets 
 again (``"repeat": true``) and is not applied twice. See docs/server.md for the full protocol.
 
 >>> parse_client('{"type": "action", "id": "c1", "verb": "hit"}')
-Action(type='action', id='c1', verb='hit', amount=None, position=None)
+Action(seq=None, type='action', id='c1', verb='hit', amount=None, position=None, spots=None)
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ Cents = Annotated[int, Field(gt=0, le=10**11)]
 
 class _Message(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    seq: Annotated[int, Field(ge=1, le=2**53)] | None = None
+    """The terminal's message sequence number (optional; see :mod:`tablejack.server.sequence`)."""
 
 
 class Hello(_Message):
@@ -72,6 +75,12 @@ class WagerMessage(_Message):
     id: CommandId
     kind: Annotated[str, Field(pattern=r"^[a-z_]{1,32}$")] = "blackjack"
     amount: Cents
+    spots: (
+        Annotated[list[Annotated[int, Field(ge=0, le=10**11)]], Field(min_length=3, max_length=3)]
+        | None
+    ) = None
+    """Multi-action tables: the three spot amounts (0 = spot not backed); ``amount`` is
+    their sum."""
 
 
 class Action(_Message):
@@ -84,6 +93,10 @@ class Action(_Message):
     verb: Annotated[str, Field(pattern=r"^[a-z-]{1,24}$")]
     amount: Cents | None = None
     position: Annotated[int, Field(ge=1, le=16)] | None = None
+    spots: (
+        Annotated[list[Annotated[int, Field(ge=1, le=3)]], Field(min_length=1, max_length=3)] | None
+    ) = None
+    """Multi-action tables: the betting spots a double names (``[1, 3]``); none: every spot."""
 
 
 class DealerCommand(_Message):

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import datetime as dt
+import json
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
@@ -30,7 +32,14 @@ from tablejack.games import GAMES, transcript
 from tablejack.server.adapters import Adapter, adapter_for, rules_icon
 from tablejack.server.bookkeeping import Books
 from tablejack.server.cards import VirtualShoe
-from tablejack.store import EventIn, EventRecord, InsufficientFundsError, Step, StoreError
+from tablejack.store import (
+    EventIn,
+    EventRecord,
+    InsufficientFundsError,
+    Step,
+    StoreError,
+    Transfer,
+)
 
 if TYPE_CHECKING:
     from tablejack.server.floor import Floor
@@ -137,6 +146,14 @@ def replay_round(events: list[EventRecord], adapter: Adapter) -> Any:
             round_ = spec.new_round(spec.rules_class.from_mapping(payload["rules"]), None)
         elif round_ is None:
             raise StoreError(f"{record.round_id}: event {record.seq} comes before the round opens")
+        elif record.kind == "wager" and payload.get("spots") is not None:
+            adapter.place_spot_wagers(
+                round_,
+                payload["player"],
+                payload.get("position"),
+                payload["amount"],
+                payload["spots"],
+            )
         elif record.kind == "wager":
             adapter.place_wager(
                 round_,
@@ -150,6 +167,22 @@ def replay_round(events: list[EventRecord], adapter: Adapter) -> Any:
         elif record.kind == "card":
             round_.deal_card(Card.parse(payload["code"]))
     return round_
+
+
+def _encode(value: Any) -> str:
+    """Compact JSON (as :func:`tablejack.server.floor.dumps`)."""
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
+@dataclass(eq=False)
+class _Request:
+    """A terminal's wager or decision waiting for the table's worker."""
+
+    step: Callable[[Any], EventIn]
+    """Applies the request to the round (raises if the engine refuses) and returns its event."""
+    player: str
+    command_id: str
+    future: asyncio.Future[dict[str, Any]]
 
 
 def _applier(text: str) -> Callable[[Any], None]:
@@ -197,6 +230,8 @@ class Table:
         self.halt_reason = ""
         self.last_seq = 0
         self.broadcast_pending = False
+        self._queue: list[_Request] = []
+        self._worker: asyncio.Task[None] | None = None
         self.seconds = self.adapter.countdown_seconds(self.rules, config.countdown_seconds)
         self.default_action = self.adapter.countdown_default(self.rules)
 
@@ -447,13 +482,14 @@ class Table:
 
     async def _run(
         self,
-        apply: Callable[[Any], None],
-        event: EventIn,
+        apply: Callable[[Any], Any],
+        event: EventIn | None = None,
         *,
         player: str = "",
         command_id: str | None = None,
     ) -> dict[str, Any]:
-        """Apply one request to the round, commit it with its consequences, answer it."""
+        """Apply one request to the round, commit it with its consequences, answer it.
+        ``apply`` mutates the round; it may return the event to log (else ``event``)."""
         if command_id is not None and player:
             seen = self.recent.get(player, OrderedDict()).get(command_id)
             if seen is not None:
@@ -466,11 +502,13 @@ class Table:
             raise RefusedError("round", f"No round is open at table {self.id}.", "PA 633c.5(n)")
         work = self.round
         try:
-            apply(work)
+            made = apply(work)
         except TablejackError as error:
             raise RefusedError.from_engine(error) from None
+        logged = made if isinstance(made, EventIn) else event
+        assert logged is not None
         try:
-            records = await self._commit_auto(work, [event])
+            records = await self._commit_auto(work, [logged])
         except InsufficientFundsError as error:
             await self._reload()
             raise RefusedError(
@@ -514,30 +552,40 @@ class Table:
         self.selected[player] = position
 
     async def wager(
-        self, player: str, terminal: str, kind: str, amount: int, command_id: str
+        self,
+        player: str,
+        terminal: str,
+        kind: str,
+        amount: int,
+        command_id: str,
+        spots: list[int] | None = None,
     ) -> dict[str, Any]:
-        """A terminal's wager before the first card (633c.5(k))."""
-        async with self.lock:
+        """A terminal's wager before the first card (633c.5(k)); on a multi-action table the
+        three spot amounts (``spots``; ``amount`` is their sum)."""
+
+        def step(round_: Any) -> EventIn:
             position = self.selected.get(player)
-            reply = await self._run(
-                lambda r: self.adapter.place_wager(r, player, position, kind, amount),
-                EventIn(
-                    "wager",
-                    {
-                        "player": player,
-                        "position": position,
-                        "kind": kind,
-                        "amount": amount,
-                        "command_id": command_id,
-                    },
-                    actor=player,
-                    terminal=terminal,
-                ),
-                player=player,
-                command_id=command_id,
+            if spots is not None:
+                self.adapter.place_spot_wagers(round_, player, position, amount, spots)
+            else:
+                self.adapter.place_wager(round_, player, position, kind, amount)
+            payload: dict[str, Any] = {
+                "player": player,
+                "position": position,
+                "kind": kind,
+                "amount": amount,
+                "command_id": command_id,
+            }
+            if spots is not None:
+                payload["spots"] = list(spots)
+            return EventIn(
+                "wager",
+                payload,
+                actor=player,
+                terminal=terminal,
             )
-        self._changed()
-        return reply
+
+        return await self._submit(step, player, command_id)
 
     async def action(
         self,
@@ -547,32 +595,199 @@ class Table:
         amount: int | None,
         position: int | None,
         command_id: str,
+        spots: list[int] | None = None,
     ) -> dict[str, Any]:
-        """A terminal player's decision."""
-        async with self.lock:
-            seen = self.recent.get(player, OrderedDict()).get(command_id)
-            if seen is not None:
-                return {**seen, "repeat": True}
-            if self.round is None:
-                raise RefusedError("round", f"No round is open at table {self.id}.", "PA 633c.5(n)")
-            try:
-                actor = self.adapter.actor(self.round, player, position)
-            except TablejackError as error:
-                raise RefusedError.from_engine(error) from None
-            text = f"{actor} {verb}" + ("" if amount is None else f" {amount}")
-            reply = await self._run(
-                _applier(text),
-                EventIn(
-                    "command",
-                    {"text": text, "command_id": command_id},
-                    actor=player,
-                    terminal=terminal,
-                ),
-                player=player,
-                command_id=command_id,
+        """A terminal player's decision (``spots``: the spots a multi-action double names)."""
+
+        def step(round_: Any) -> EventIn:
+            actor = self.adapter.actor(round_, player, position)
+            text = self.adapter.command_text(actor, verb, amount, spots)
+            apply_command(round_, text)
+            return EventIn(
+                "command",
+                {"text": text, "command_id": command_id},
+                actor=player,
+                terminal=terminal,
             )
-        self._changed()
-        return reply
+
+        return await self._submit(step, player, command_id)
+
+    # -- terminal requests, applied in batches -------------------------------------------------
+
+    async def _submit(
+        self, step: Callable[[Any], EventIn], player: str, command_id: str
+    ) -> dict[str, Any]:
+        """Queue a terminal's wager or decision. The table's worker applies every request that
+        is waiting when it gets the table's lock, one after the other, and commits them in ONE
+        transaction (each request's events with its own ledger entries); then it answers each
+        and broadcasts once. A request the engine refuses changes nothing and is answered at
+        once; the others go on."""
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._queue.append(_Request(step, player, command_id, future))
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.create_task(self._work())
+        return await future
+
+    async def _work(self) -> None:
+        while self._queue:
+            async with self.lock:
+                batch, self._queue = self._queue, []
+                try:
+                    await self._run_batch(batch)
+                except BaseException as error:
+                    for request in batch:
+                        if not request.future.done():
+                            request.future.set_exception(
+                                error if isinstance(error, Exception) else RuntimeError("stopped")
+                            )
+                    if not isinstance(error, Exception):
+                        raise
+                    log.exception("table %s: a batch failed; the round is rebuilt", self.id)
+                    await self._reload()
+            self._changed()
+
+    def _refusal(self) -> RefusedError | None:
+        if self.status == "halted":
+            return RefusedError(
+                "halted", f"Table {self.id} is halted: {self.halt_reason}", "PA 633a.14"
+            )
+        if self.round is None:
+            return RefusedError("round", f"No round is open at table {self.id}.", "PA 633c.5(n)")
+        return None
+
+    async def _run_batch(self, batch: list[_Request]) -> None:
+        """Apply a batch of terminal requests and commit them together (see :meth:`_submit`).
+        When a request would overdraw an account, or the commit fails, the round is rebuilt
+        from its log and each request is run alone."""
+        shoe = self.shoe
+        mark = shoe.mark() if shoe is not None else 0
+        work = self.round
+        books = Books(self.id, dict(self.books.escrowed), self.books.settled)
+        events: list[EventIn] = []
+        transfers: list[Transfer] = []
+        meters: list[tuple[str, str, int, int]] = []
+        done: list[tuple[_Request, int]] = []
+        echoes: list[tuple[_Request, _Request]] = []
+        firsts: dict[tuple[str, str], _Request] = {}
+        status: str | None = None
+        alone = False
+        for request in batch:
+            if request.future.done():
+                continue
+            seen = self.recent.get(request.player, OrderedDict()).get(request.command_id)
+            if seen is not None:
+                request.future.set_result({**seen, "repeat": True})
+                continue
+            key = (request.player, request.command_id)
+            if key in firsts:
+                echoes.append((request, firsts[key]))
+                continue
+            firsts[key] = request
+            refusal = self._refusal()
+            if refusal is not None or work is None:
+                request.future.set_exception(
+                    refusal or RefusedError("round", "No round is open.", "PA 633c.5(n)")
+                )
+                continue
+            try:
+                event = request.step(work)
+            except TablejackError as error:
+                request.future.set_exception(RefusedError.from_engine(error))
+                continue
+            events.append(event)
+            if shoe is not None:
+                while work.card_request is not None:
+                    card = shoe.draw()
+                    work.deal_card(card)
+                    events.append(
+                        EventIn(
+                            "card",
+                            {"code": card.code, "read_us": self.floor.now_us(), "source": "shoe"},
+                            actor="shoe",
+                        )
+                    )
+            moved, metered, escrowed, settled = books.diff(work.wagers, work.settlements)
+            if work.is_complete and status is None:
+                status = "complete"
+                events.append(
+                    EventIn(
+                        "complete",
+                        {
+                            "house_net": work.house_net(),
+                            "settlements": [s.to_json() for s in work.settlements],
+                        },
+                    )
+                )
+            try:
+                self.floor.check_funds([*transfers, *moved])
+            except InsufficientFundsError:
+                alone = True
+                break
+            index = len(events) - 1
+            transfers += [dataclasses.replace(t, event=index) for t in moved]
+            meters += metered
+            books.accept(escrowed, settled)
+            done.append((request, index))
+        records: list[EventRecord] = []
+        if not alone and events:
+            assert self.round_id is not None
+            try:
+                records = await self.floor.store.commit(
+                    Step(
+                        self.round_id,
+                        events,
+                        transfers,
+                        meters,
+                        status=status,
+                        at_us=self.floor.now_us(),
+                    )
+                )
+            except Exception:
+                log.exception(
+                    "table %s: a batch of %d steps failed; each runs alone", self.id, len(done)
+                )
+                alone = True
+        if alone:
+            if shoe is not None:
+                shoe.reset(mark)
+            await self._reload()
+            for request in batch:
+                if request.future.done() or any(request is echo for echo, _ in echoes):
+                    continue
+                try:
+                    reply = await self._run(
+                        request.step, player=request.player, command_id=request.command_id
+                    )
+                except Exception as error:  # a refusal, or the store's error
+                    if not request.future.done():
+                        request.future.set_exception(error)
+                else:
+                    if not request.future.done():
+                        request.future.set_result(reply)
+        else:
+            self.books = books
+            if records:
+                self.last_seq = records[-1].seq
+            self.floor.book(transfers)
+            for request, index in done:
+                reply = {"ok": True, "round_id": self.round_id, "seq": records[index].seq}
+                answered = self.recent.setdefault(request.player, OrderedDict())
+                answered[request.command_id] = reply
+                while len(answered) > 256:
+                    answered.popitem(last=False)
+                if not request.future.done():  # (its socket may have gone meanwhile)
+                    request.future.set_result(reply)
+        for echo, first in echoes:
+            if echo.future.done():
+                continue
+            if first.future.cancelled():
+                echo.future.set_exception(
+                    RefusedError("repeat", "The first copy was abandoned.", "protocol")
+                )
+            elif first.future.exception() is not None:
+                echo.future.set_exception(first.future.exception())  # type: ignore[arg-type]
+            else:
+                echo.future.set_result({**first.future.result(), "repeat": True})
 
     async def dealer_command(
         self, command: str, by: str, terminal: str = "console", card: str | None = None
@@ -783,7 +998,7 @@ class Table:
 
     async def stop(self) -> None:
         """Cancel the clock and the automated dealer (shutdown)."""
-        for task in (self._clock_task, self._auto_task):
+        for task in (self._clock_task, self._auto_task, self._worker):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -844,6 +1059,34 @@ class Table:
             "balance": self.floor.balances.get(player),
             "countdown": self.countdown(),
         }
+
+    def player_states(self, players: set[str]) -> dict[str, tuple[tuple[Any, ...], str]]:
+        """The state message of each player's terminal as JSON text, with a key naming what it
+        shows (everything but ``seq`` and the clock's ``now_ms``): :meth:`player_state` for
+        many players, the views built by the adapter in one pass."""
+        views = {} if self.round is None else self.adapter.player_views(self.round, players)
+        countdown = self.countdown()
+        clock = None if countdown is None else (countdown["ends_at_ms"], countdown["window"])
+        head = (
+            f'{{"type":"state","table":{_encode(self.id)},"status":{_encode(self.status)},'
+            f'"round_id":{_encode(self.round_id)},"seq":{self.last_seq},"countdown":'
+            f"{_encode(countdown)},"
+        )
+        encoded: dict[int, str] = {}
+        out: dict[str, tuple[tuple[Any, ...], str]] = {}
+        for player in players:
+            view = views.get(player)
+            text = encoded.get(id(view))
+            if text is None:
+                text = encoded[id(view)] = _encode(view)
+            position = self.selected.get(player)
+            balance = self.floor.balances.get(player)
+            key = (self.id, self.status, self.round_id, text, position, balance, clock)
+            out[player] = (
+                key,
+                f'{head}"view":{text},"position":{_encode(position)},"balance":{_encode(balance)}}}',
+            )
+        return out
 
     def staff_state(self) -> dict[str, Any]:
         """The state message for the dealer console and the supervisor."""

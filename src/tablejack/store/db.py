@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from sqlalchemy import case, func, select, text, update
+from sqlalchemy import Connection, Engine, case, create_engine, func, select, text, update
 from sqlalchemy import event as sa_event
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
@@ -158,6 +158,9 @@ class Transfer:
     kind: str
     wager_id: int | None = None
     memo: str = ""
+    event: int | None = None
+    """The index, within its step's events, of the event that moved the money (its ledger
+    row names that event's sequence number); None: the step's last event."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +249,8 @@ class Store:
         self._serialise = self.dialect == "sqlite"
         self._pending: list[tuple[Step, asyncio.Future[list[EventRecord]]]] = []
         self._writer: asyncio.Task[None] | None = None
+        self._sync_engine: Engine | None = None
+        """SQLite file: the synchronous engine of the play write path (see _write_steps)."""
         self._heads: dict[str, tuple[int, str]] = {}
         """The last (seq, hash) of each open round this store wrote (saves a read per step;
         the round row's update checks it, so a stale entry is caught)."""
@@ -269,6 +274,12 @@ class Store:
         if engine.dialect.name == "sqlite":
             sa_event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         store = cls(engine)
+        database = engine.url.database
+        if engine.dialect.name == "sqlite" and database and database != ":memory:":
+            store._sync_engine = create_engine(
+                f"sqlite:///{database}", connect_args={"check_same_thread": False}
+            )
+            sa_event.listen(store._sync_engine, "connect", _sqlite_pragmas)
         if migrate:
             await store.migrate()
         return store
@@ -281,6 +292,8 @@ class Store:
     async def close(self) -> None:
         """Release every connection."""
         await self.engine.dispose()
+        if self._sync_engine is not None:
+            self._sync_engine.dispose()
 
     @contextlib.asynccontextmanager
     async def _write(self) -> AsyncIterator[AsyncConnection]:
@@ -328,7 +341,22 @@ class Store:
         round_id: str | None,
         seq: int | None,
         at_us: int,
+        seqs: Sequence[int] = (),
     ) -> None:
+        """:meth:`_apply_transfers_sync` on an async connection."""
+        await connection.run_sync(self._apply_transfers_sync, transfers, round_id, seq, at_us, seqs)
+
+    def _apply_transfers_sync(
+        self,
+        connection: Connection,
+        transfers: Sequence[Transfer],
+        round_id: str | None,
+        seq: int | None,
+        at_us: int,
+        seqs: Sequence[int] = (),
+    ) -> None:
+        """Book ``transfers``; a transfer's ledger row names the event ``seqs[t.event]`` when
+        it names one, else ``seq``."""
         if not transfers:
             return
         deltas: dict[str, int] = defaultdict(int)
@@ -350,7 +378,7 @@ class Store:
                     "amount": transfer.amount,
                     "kind": transfer.kind,
                     "round_id": round_id,
-                    "seq": seq,
+                    "seq": seq if transfer.event is None or not seqs else seqs[transfer.event],
                     "wager_id": transfer.wager_id,
                     "memo": transfer.memo[:200],
                 }
@@ -360,14 +388,14 @@ class Store:
         if self._serialise and changed:
             # SQLite has one writer at a time: one statement updates every account
             shift = case(changed, value=accounts.c.id)
-            result = await connection.execute(
+            result = connection.execute(
                 update(accounts)
                 .where(accounts.c.id.in_(list(changed)))
                 .where((accounts.c.kind != "player") | (accounts.c.balance + shift >= 0))
                 .values(balance=accounts.c.balance + shift)
             )
             if result.rowcount != len(changed):
-                await self._refuse(connection, changed)
+                self._refuse(connection, changed)
         else:
             for account_id, delta in changed.items():  # a fixed lock order: no deadlock
                 statement = (
@@ -379,15 +407,15 @@ class Store:
                     statement = statement.where(
                         (accounts.c.kind != "player") | (accounts.c.balance >= -delta)
                     )
-                result = await connection.execute(statement)
+                result = connection.execute(statement)
                 if result.rowcount != 1:
-                    await self._refuse(connection, {account_id: delta})
-        await connection.execute(LEDGER.insert(), rows)
+                    self._refuse(connection, {account_id: delta})
+        connection.execute(LEDGER.insert(), rows)
 
-    async def _refuse(self, connection: AsyncConnection, changed: Mapping[str, int]) -> None:
+    def _refuse(self, connection: Connection, changed: Mapping[str, int]) -> None:
         """Raise the reason an account update was refused (the transaction rolls back)."""
         rows = (
-            await connection.execute(
+            connection.execute(
                 select(ACCOUNTS.c.id, ACCOUNTS.c.kind, ACCOUNTS.c.balance).where(
                     ACCOUNTS.c.id.in_(list(changed))
                 )
@@ -569,8 +597,7 @@ class Store:
         while self._pending:
             batch, self._pending = self._pending[:64], self._pending[64:]
             try:
-                async with self._write() as connection:
-                    results = [await self._write_step(connection, step) for step, _ in batch]
+                results = await self._write_steps([step for step, _ in batch])
             except Exception:
                 for step, _ in batch:
                     self._heads.pop(step.round_id, None)
@@ -591,8 +618,7 @@ class Store:
 
     async def _commit_alone(self, step: Step) -> list[EventRecord]:
         try:
-            async with self._write() as connection:
-                records, head = await self._write_step(connection, step)
+            [(records, head)] = await self._write_steps([step])
         except BaseException as error:
             self._heads.pop(step.round_id, None)
             if not isinstance(error, IntegrityError):
@@ -613,12 +639,40 @@ class Store:
     async def _write_step(
         self, connection: AsyncConnection, step: Step
     ) -> tuple[list[EventRecord], tuple[int, str]]:
+        """:meth:`_write_step_sync` on an async connection."""
+        return await connection.run_sync(self._write_step_sync, step)
+
+    def _write_steps_sync(
+        self, steps: Sequence[Step]
+    ) -> list[tuple[list[EventRecord], tuple[int, str]]]:
+        """Write steps in one transaction of the synchronous SQLite writer (in a thread)."""
+        assert self._sync_engine is not None
+        with self._sync_engine.begin() as connection:
+            return [self._write_step_sync(connection, step) for step in steps]
+
+    async def _write_steps(
+        self, steps: Sequence[Step]
+    ) -> list[tuple[list[EventRecord], tuple[int, str]]]:
+        """Write steps in ONE transaction. On an SQLite file the whole transaction runs in one
+        call of a worker thread on a plain sqlite3 connection (one hand-off per transaction
+        instead of one per statement; the event loop keeps serving terminals meanwhile)."""
+        if self._sync_engine is not None:
+            async with self._write_lock:
+                return self._write_steps_sync(steps)
+        async with self._write() as connection:
+            return await connection.run_sync(
+                lambda sync: [self._write_step_sync(sync, step) for step in steps]
+            )
+
+    def _write_step_sync(
+        self, connection: Connection, step: Step
+    ) -> tuple[list[EventRecord], tuple[int, str]]:
         """The statements of one step, inside the caller's transaction."""
         at = step.at_us if step.at_us is not None else now_us()
         rounds = ROUNDS
         if step.open_round is not None:
             table_id, number, game, kind = step.open_round
-            await connection.execute(
+            connection.execute(
                 rounds.insert().values(
                     id=step.round_id,
                     table_id=table_id,
@@ -634,7 +688,7 @@ class Store:
         cached = (0, GENESIS) if step.open_round is not None else self._heads.get(step.round_id)
         if cached is None:
             head = (
-                await connection.execute(
+                connection.execute(
                     select(rounds.c.last_seq, rounds.c.head_hash)
                     .where(rounds.c.id == step.round_id)
                     .with_for_update()
@@ -667,7 +721,7 @@ class Store:
             )
             prev = digest
         if records:
-            await connection.execute(
+            connection.execute(
                 EVENTS.insert(),
                 [
                     {
@@ -689,7 +743,7 @@ class Store:
             values["status"] = step.status
             if step.status != "open":
                 values["closed_us"] = at
-        moved = await connection.execute(
+        moved = connection.execute(
             update(rounds)
             .where((rounds.c.id == step.round_id) & (rounds.c.last_seq == expected))
             .values(**values)
@@ -698,18 +752,19 @@ class Store:
             raise DuplicateEventError(
                 f"The log of round {step.round_id!r} moved on past event {expected}."
             )
-        await self._apply_transfers(
+        self._apply_transfers_sync(
             connection,
             step.transfers,
             step.round_id,
             records[-1].seq if records else seq,
             at,
+            [r.seq for r in records],
         )
-        await self._bump_meters(connection, step.meters)
+        self._bump_meters(connection, step.meters)
         return records, (seq, prev)
 
-    async def _bump_meters(
-        self, connection: AsyncConnection, meters: Sequence[tuple[str, str, int, int]]
+    def _bump_meters(
+        self, connection: Connection, meters: Sequence[tuple[str, str, int, int]]
     ) -> None:
         totals: dict[tuple[str, str], list[int]] = {}
         for table_id, kind, drop, win in meters:
@@ -730,7 +785,7 @@ class Store:
                 "win": METERS.c.win + statement.excluded.win,
             },
         )
-        await connection.execute(
+        connection.execute(
             statement,
             [
                 {"table_id": t, "wager_kind": k, "drop": d, "win": w}
@@ -884,18 +939,22 @@ class Store:
         rule: str = "",
     ) -> None:
         """Record a refused or notable request."""
+        statement = AUDIT.insert().values(
+            at_us=now_us(),
+            table_id=table_id,
+            actor=actor[:64],
+            terminal=terminal[:64],
+            kind=kind[:32],
+            rule=rule[:64],
+            message=message,
+        )
+        if self._sync_engine is not None:  # one short write, without thread hand-offs
+            async with self._write_lock:
+                with self._sync_engine.begin() as sync:
+                    sync.execute(statement)
+            return
         async with self._write() as connection:
-            await connection.execute(
-                AUDIT.insert().values(
-                    at_us=now_us(),
-                    table_id=table_id,
-                    actor=actor[:64],
-                    terminal=terminal[:64],
-                    kind=kind[:32],
-                    rule=rule[:64],
-                    message=message,
-                )
-            )
+            await connection.execute(statement)
 
     async def audit_entries(
         self, *, table_id: str | None = None, limit: int = 100

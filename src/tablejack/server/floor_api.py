@@ -1,0 +1,482 @@
+"""The floor's REST API of PA Chapter 605a: game accounts and vouchers, hand pays, EWT
+registration and the licence count, meters, meter clears, gaming-day win reports, terminal
+recall and the software's manifest hash.
+
+:func:`register` adds the routes to the app :func:`tablejack.server.app.create_app` builds.
+Every refusal — a role that may not, a forged or reused voucher, a hand pay above the limit
+without a supervisor, a meter clear by anyone but a supervisor — answers 403 or 409 with the
+rule, is written to the audit log, and changes nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from pydantic import BaseModel, Field
+
+from tablejack.server import protections as guard
+from tablejack.server.app import Who, floor_of
+from tablejack.server.floor import Floor
+from tablejack.store import meters_report, protections, vouchers
+from tablejack.store.vouchers import FloorRefusedError, Movement
+
+__all__ = ["LICENSE_RULE", "license_count", "register"]
+
+LICENSE_RULE = "PA 605a.9(b)"
+EWTS_PER_TABLE = 5
+TERMINAL = r"^[A-Za-z0-9_.:-]{1,58}$"
+
+
+class BillIn(BaseModel):
+    """A bill accepted by a terminal's bill validator."""
+
+    account: str = Field(min_length=1, max_length=64)
+    terminal: str = Field(pattern=TERMINAL)
+    amount: int = Field(gt=0)
+
+
+class CashOut(BaseModel):
+    """Cash out at a terminal: all the credit (no amount) or part of it."""
+
+    terminal: str = Field(pattern=TERMINAL)
+    amount: int | None = Field(default=None, gt=0)
+    account: str | None = Field(default=None, max_length=64)
+
+
+class VoucherIn(BaseModel):
+    """A voucher inserted at a terminal."""
+
+    code: str = Field(min_length=1, max_length=40)
+    terminal: str = Field(pattern=TERMINAL)
+    account: str | None = Field(default=None, max_length=64)
+
+
+class HandPay(BaseModel):
+    """An attendant's hand pay."""
+
+    account: str = Field(min_length=1, max_length=64)
+    terminal: str = Field(pattern=TERMINAL)
+    amount: int = Field(gt=0)
+    kind: str = Field(pattern=r"^(jackpot|cancelled_credit)$")
+    reason: str = Field(default="", max_length=200)
+
+
+class TerminalBody(BaseModel):
+    """Register, move or retire an EWT."""
+
+    terminal: str = Field(pattern=TERMINAL)
+    table: str = Field(min_length=1, max_length=64)
+    status: str = Field(default="active", pattern=r"^(active|retired)$")
+
+
+class SettingBody(BaseModel):
+    """One floor setting."""
+
+    key: str = Field(min_length=1, max_length=64)
+    value: Any
+
+
+class ClearBody(BaseModel):
+    """An authorised meter clear."""
+
+    scope: str = Field(pattern=r"^(terminal|table|floor)$")
+    scope_id: str = Field(min_length=1, max_length=64)
+    reason: str = Field(min_length=1, max_length=200)
+
+
+class LimitsBody(BaseModel):
+    """A player's limits per gaming day; a field left out is unchanged, null removes it."""
+
+    loss_limit: int | None = Field(default=None, gt=0)
+    wager_limit: int | None = Field(default=None, gt=0)
+    time_limit_s: int | None = Field(default=None, gt=0)
+
+
+class ExclusionBody(BaseModel):
+    """A self-exclusion of ``days`` from now."""
+
+    days: int = Field(ge=1, le=36500)
+
+
+class TiltBody(BaseModel):
+    """A tilt (lock) or its clear: a reason code and words."""
+
+    code: str = Field(min_length=1, max_length=32)
+    reason: str = Field(default="", max_length=200)
+
+
+def license_count(active_terminals: int, rounding: str = "up") -> int:
+    """The tables the floor counts as under § 605a.9(b): every five EWTs are one table; a
+    partial group of five counts as a table (``up``, the default) or not (``down``).
+
+    >>> [license_count(n) for n in (0, 1, 5, 6, 10, 11)]
+    [0, 1, 1, 2, 2, 3]
+    >>> license_count(9, "down")
+    1
+    """
+    if rounding == "down":
+        return active_terminals // EWTS_PER_TABLE
+    return math.ceil(active_terminals / EWTS_PER_TABLE)
+
+
+async def _refused(
+    floor: Floor, who: tuple[str, str], code: str, message: str, rule: str, status: int = 403
+) -> HTTPException:
+    await floor.store.audit(code, message, actor=who[1], rule=rule)
+    return HTTPException(status, {"code": code, "rule": rule, "message": message})
+
+
+async def _need(floor: Floor, who: tuple[str, str], what: str, *roles: str) -> str:
+    """The subject if the caller's role is one of ``roles``; else refused and audited."""
+    if who[0] not in roles:
+        raise await _refused(
+            floor,
+            who,
+            "role",
+            f"The {who[0]} role may not {what}; it needs {' or '.join(roles)}.",
+            f"role: {'/'.join(roles)}",
+        )
+    return who[1]
+
+
+def _http(refusal: FloorRefusedError) -> HTTPException:
+    status = 403 if refusal.code in ("role", "supervisor") else 409
+    return HTTPException(
+        status, {"code": refusal.code, "rule": refusal.rule, "message": refusal.message}
+    )
+
+
+def _booked(floor: Floor, movement: Movement) -> dict[str, Any]:
+    """Apply a committed movement to the balance cache and tell the player's terminals."""
+    floor.book(movement.transfers)
+    account = movement.event.payload["account"]
+    floor.balances[account] = movement.balance
+    for connection in list(floor.connections):
+        if connection.role == "player" and connection.subject == account:
+            table = floor.tables.get(connection.table or "")
+            if table is not None:
+                connection.push(table.player_state(account))
+    return movement.to_json()
+
+
+async def _account_for(floor: Floor, who: tuple[str, str], account: str | None, what: str) -> str:
+    """A player acts for his own game account only; staff name the account."""
+    if who[0] == "player":
+        if account not in (None, who[1]):
+            raise await _refused(
+                floor,
+                who,
+                "role",
+                f"A player may {what} only for his own game account.",
+                "PA 605a.4(d)",
+            )
+        return who[1]
+    if account is None:
+        raise HTTPException(422, "Name the game account.")
+    return account
+
+
+def register(app: FastAPI) -> None:
+    """Add the floor routes (``/api/floor/…``) to the app."""
+
+    @app.post("/api/floor/bill-in")
+    async def bill_in(request: Request, body: BillIn, who: Who) -> dict[str, Any]:
+        """A bill accepted at a terminal credits the game account (605a.2(d), 605a.5(c));
+        reported by the attendant's or supervisor's device, never by a player's token."""
+        floor = floor_of(request)
+        name = await _need(floor, who, "report a bill in", "dealer", "supervisor")
+        try:
+            movement = await vouchers.bill_in(
+                floor.store, body.account, body.terminal, body.amount, by=name
+            )
+        except FloorRefusedError as refusal:
+            raise _http(refusal) from None
+        return _booked(floor, movement)
+
+    @app.post("/api/floor/cash-out")
+    async def cash_out(request: Request, body: CashOut, who: Who) -> dict[str, Any]:
+        """Cash out: a voucher for the credit (605a.5(c)); the answer carries the voucher
+        number and its validation code (printed on the voucher)."""
+        floor = floor_of(request)
+        account = await _account_for(floor, who, body.account, "cash out")
+        try:
+            movement = await vouchers.cash_out(
+                floor.store, account, body.terminal, body.amount, by=who[1]
+            )
+        except FloorRefusedError as refusal:
+            raise _http(refusal) from None
+        return _booked(floor, movement)
+
+    @app.post("/api/floor/voucher-in")
+    async def voucher_in(request: Request, body: VoucherIn, who: Who) -> dict[str, Any]:
+        """Redeem a voucher at any terminal of the floor, once (605a.5(c))."""
+        floor = floor_of(request)
+        account = await _account_for(floor, who, body.account, "redeem a voucher")
+        try:
+            movement = await vouchers.redeem_voucher(
+                floor.store, body.code, account, body.terminal, by=who[1]
+            )
+        except FloorRefusedError as refusal:
+            raise _http(refusal) from None
+        return _booked(floor, movement)
+
+    @app.post("/api/floor/hand-pay")
+    async def hand_pay(request: Request, body: HandPay, who: Who) -> dict[str, Any]:
+        """An attendant-paid jackpot or cancelled credit (605a.5(d)); above the hand-pay
+        limit a supervisor only (605a.4(d))."""
+        floor = floor_of(request)
+        try:
+            movement = await vouchers.hand_pay(
+                floor.store,
+                body.account,
+                body.terminal,
+                body.amount,
+                body.kind,
+                by=who[1],
+                role=who[0],
+                reason=body.reason,
+            )
+        except FloorRefusedError as refusal:
+            raise _http(refusal) from None
+        return _booked(floor, movement)
+
+    @app.get("/api/floor/vouchers/{number}")
+    async def voucher(request: Request, number: str, who: Who) -> dict[str, Any]:
+        """A voucher's record: amount, issue and redemption (supervisor)."""
+        floor = floor_of(request)
+        await _need(floor, who, "read vouchers", "supervisor")
+        found = await vouchers.voucher(floor.store, number)
+        if found is None:
+            raise HTTPException(404, f"No voucher {number!r}.")
+        return found
+
+    @app.get("/api/floor/settings")
+    async def settings(request: Request, who: Who) -> dict[str, Any]:
+        """The operator's floor settings (dealer, supervisor)."""
+        floor = floor_of(request)
+        await _need(floor, who, "read the floor settings", "dealer", "supervisor")
+        return await vouchers.floor_settings(floor.store)
+
+    @app.put("/api/floor/settings")
+    async def set_setting(request: Request, body: SettingBody, who: Who) -> dict[str, Any]:
+        """Change a floor setting (supervisor; audited)."""
+        floor = floor_of(request)
+        name = await _need(floor, who, "change the floor settings", "supervisor")
+        try:
+            return await vouchers.set_floor_setting(floor.store, body.key, body.value, by=name)
+        except FloorRefusedError as refusal:
+            raise _http(refusal) from None
+
+    @app.post("/api/floor/terminals")
+    async def register_terminal(request: Request, body: TerminalBody, who: Who) -> dict[str, Any]:
+        """Register, move or retire an EWT (supervisor)."""
+        floor = floor_of(request)
+        name = await _need(floor, who, "register terminals", "supervisor")
+        if body.table not in floor.tables:
+            raise HTTPException(404, f"No table {body.table!r}.")
+        await vouchers.register_terminal(
+            floor.store, body.terminal, body.table, by=name, status=body.status
+        )
+        return await license_view(request, who)
+
+    @app.get("/api/floor/license")
+    async def license_view(request: Request, who: Who) -> dict[str, Any]:
+        """The licence count of § 605a.9(b): five EWTs count as one table (supervisor)."""
+        floor = floor_of(request)
+        await _need(floor, who, "read the licence count", "supervisor")
+        rows = await vouchers.terminals(floor.store)
+        active = [r for r in rows if r["status"] == "active"]
+        rounding = (await vouchers.floor_settings(floor.store))["license_rounding"]
+        per_table: dict[str, int] = {}
+        for row in active:
+            per_table[row["table_id"]] = per_table.get(row["table_id"], 0) + 1
+        return {
+            "rule": LICENSE_RULE,
+            "ewts_per_table": EWTS_PER_TABLE,
+            "rounding": rounding,
+            "active_terminals": len(active),
+            "counted_tables": license_count(len(active), rounding),
+            "terminals_per_table": dict(sorted(per_table.items())),
+            "terminals": rows,
+        }
+
+    @app.get("/api/floor/meters")
+    async def meters(request: Request, who: Who) -> dict[str, Any]:
+        """Meters per EWT, per table and for the floor, derived from the ledger (605a.5(d));
+        the gaming days that ended are snapshotted first (supervisor)."""
+        floor = floor_of(request)
+        await _need(floor, who, "read meters", "supervisor")
+        await meters_report.ensure_snapshots(floor.store, floor.now_us())
+        return await meters_report.displayed_meters(floor.store)
+
+    @app.post("/api/floor/meters/clear")
+    async def clear(request: Request, body: ClearBody, who: Who) -> dict[str, Any]:
+        """An authorised meter clear (supervisor only); the readings before and after it are
+        recorded."""
+        floor = floor_of(request)
+        try:
+            return await meters_report.clear_meters(
+                floor.store, body.scope, body.scope_id, by=who[1], role=who[0], reason=body.reason
+            )
+        except FloorRefusedError as refusal:
+            raise _http(refusal) from None
+
+    @app.get("/api/floor/meters/clears")
+    async def clears(request: Request, who: Who, limit: int = 100) -> list[dict[str, Any]]:
+        """The meter clears, newest first (supervisor)."""
+        floor = floor_of(request)
+        await _need(floor, who, "read meter clears", "supervisor")
+        return await meters_report.meter_clears(floor.store, min(limit, 1000))
+
+    @app.get("/api/floor/reports/win")
+    async def win_report(request: Request, who: Who, day: str | None = None) -> dict[str, Any]:
+        """The win report of a gaming day (default: the current one) (supervisor)."""
+        floor = floor_of(request)
+        await _need(floor, who, "read the win report", "supervisor")
+        hour = (await vouchers.floor_settings(floor.store))["gaming_day_start_hour"]
+        chosen = day or meters_report.gaming_day_of(floor.now_us(), int(hour))
+        try:
+            return await meters_report.win_report(floor.store, chosen, floor.now_us())
+        except FloorRefusedError as refusal:
+            raise _http(refusal) from None
+
+    @app.get("/api/floor/terminals/{terminal}/recall")
+    async def terminal_recall(
+        request: Request, terminal: str, who: Who, n: int = 10
+    ) -> list[dict[str, Any]]:
+        """The last game of a terminal and the nine before it, step by step: a player sees
+        the games he played there, a supervisor every game of the terminal."""
+        from tablejack.server.terminal_recall import recall_terminal
+
+        floor = floor_of(request)
+        await _need(floor, who, "recall games", "player", "supervisor")
+        player = who[1] if who[0] == "player" else None
+        return await recall_terminal(floor.store, terminal, player=player, n=max(1, min(n, 10)))
+
+    async def _for_player(request: Request, account: str, who: tuple[str, str], what: str) -> Floor:
+        floor = floor_of(request)
+        if not (who[0] == "supervisor" or (who[0] == "player" and who[1] == account)):
+            raise await _refused(
+                floor,
+                who,
+                "role",
+                f"Only the player himself or a supervisor may {what}.",
+                protections.LIMIT_RULE,
+            )
+        if await floor.store.balance(account) is None:
+            raise HTTPException(404, f"No game account {account!r}.")
+        return floor
+
+    @app.get("/api/floor/players/{account}/limits")
+    async def player_limits(request: Request, account: str, who: Who) -> dict[str, Any]:
+        """A player's limits, self-exclusion and today's wagers, losses and first wager."""
+        floor = await _for_player(request, account, who, "read the limits")
+        hour = int((await vouchers.floor_settings(floor.store))["gaming_day_start_hour"])
+        day = meters_report.gaming_day_of(floor.now_us(), hour)
+        start, end = meters_report.day_bounds(day, hour)
+        row = await protections.limits(floor.store, account) or {}
+        return {
+            "account": account,
+            "gaming_day": day,
+            **{
+                k: row.get(k)
+                for k in (*protections.LIMIT_FIELDS, "excluded_until_us", "changed_us")
+            },
+            "today": await protections.usage(floor.store, account, start, end),
+        }
+
+    @app.put("/api/floor/players/{account}/limits")
+    async def set_player_limits(
+        request: Request, account: str, body: LimitsBody, who: Who
+    ) -> dict[str, Any]:
+        """Set or tighten limits (at once); loosen them only 24 hours after the last change."""
+        floor = await _for_player(request, account, who, "set limits")
+        new = {name: getattr(body, name) for name in body.model_fields_set}
+        try:
+            await protections.set_limits(floor.store, account, new, by=who[1], at_us=floor.now_us())
+        except FloorRefusedError as refusal:
+            raise _http(refusal) from None
+        guard.invalidate(floor)
+        return await player_limits(request, account, who)
+
+    @app.post("/api/floor/players/{account}/self-exclusion")
+    async def self_exclusion(
+        request: Request, account: str, body: ExclusionBody, who: Who
+    ) -> dict[str, Any]:
+        """Exclude the player from wagering for ``days`` (only ever extended)."""
+        floor = await _for_player(request, account, who, "exclude")
+        now = floor.now_us()
+        try:
+            await protections.self_exclude(
+                floor.store, account, now + body.days * meters_report.DAY_US, by=who[1], at_us=now
+            )
+        except FloorRefusedError as refusal:
+            raise _http(refusal) from None
+        guard.invalidate(floor)
+        return await player_limits(request, account, who)
+
+    @app.post("/api/floor/terminals/{terminal}/tilt")
+    async def tilt(request: Request, terminal: str, body: TiltBody, who: Who) -> dict[str, Any]:
+        """Lock a terminal with a tilt code (dealer, supervisor): it takes no wager or decision
+        until a supervisor clears it."""
+        floor = floor_of(request)
+        name = await _need(floor, who, "lock a terminal", "dealer", "supervisor")
+        try:
+            done = await protections.lock_terminal(
+                floor.store, terminal, body.code, body.reason, by=name, at_us=floor.now_us()
+            )
+        except FloorRefusedError as refusal:
+            raise _http(refusal) from None
+        guard.invalidate(floor)
+        for connection in list(floor.connections):
+            if connection.terminal == terminal:
+                connection.push(
+                    {
+                        "type": "error",
+                        "id": None,
+                        "code": "tilt",
+                        "rule": protections.TILT_RULE,
+                        "message": f"Terminal locked ({body.code}): call an attendant.",
+                    }
+                )
+        return done
+
+    @app.post("/api/floor/terminals/{terminal}/clear")
+    async def clear_tilt(
+        request: Request, terminal: str, body: TiltBody, who: Who
+    ) -> dict[str, Any]:
+        """Clear a terminal's tilts with a clear code (supervisor only)."""
+        floor = floor_of(request)
+        try:
+            done = await protections.clear_terminal(
+                floor.store,
+                terminal,
+                body.code,
+                body.reason,
+                by=who[1],
+                role=who[0],
+                at_us=floor.now_us(),
+            )
+        except FloorRefusedError as refusal:
+            raise _http(refusal) from None
+        guard.invalidate(floor)
+        return done
+
+    @app.get("/api/floor/tilts")
+    async def tilts(request: Request, who: Who) -> dict[str, Any]:
+        """The terminals locked now and their tilts (dealer, supervisor)."""
+        floor = floor_of(request)
+        await _need(floor, who, "read tilts", "dealer", "supervisor")
+        return await protections.open_locks(floor.store)
+
+    @app.get("/api/floor/integrity")
+    async def integrity(request: Request, who: Who) -> dict[str, Any]:
+        """The manifest hash of the running software and the release manifest (605a.4(c))."""
+        from tablejack.server.integrity import running_status
+
+        floor = floor_of(request)
+        await _need(floor, who, "read the software's integrity", "supervisor")
+        return await asyncio.to_thread(running_status)

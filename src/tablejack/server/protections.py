@@ -1,0 +1,94 @@
+"""The server's guard for player protections and terminal lock-out, called before a
+terminal's wager or decision reaches its table.
+
+The guard costs nothing for a player with no limit on an unlocked terminal: the players with
+limits and the locked terminals are cached per floor and reloaded from the store every
+:data:`RELOAD_SECONDS` (a change made through this process applies at once, one made by another
+process sharing the database within that time). A refusal is a
+:class:`~tablejack.server.table.RefusedError`: the socket gets an ``error`` frame naming the
+rule, the audit log records it, and nothing else changes.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+from tablejack.server.floor import Floor
+from tablejack.server.table import RefusedError, Table
+from tablejack.store import protections
+from tablejack.store.meters_report import day_bounds, gaming_day_of
+from tablejack.store.vouchers import FloorRefusedError, floor_settings
+
+__all__ = ["RELOAD_SECONDS", "guard", "invalidate", "wager_at_stake"]
+
+RELOAD_SECONDS = 5.0
+MONEY_VERBS = ("double", "split", "insurance", "ez-bust")
+
+
+@dataclass
+class _Cache:
+    loaded_at: float = float("-inf")
+    protected: set[str] = field(default_factory=set)
+    locked: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    start_hour: int = 6
+
+
+_CACHES: weakref.WeakKeyDictionary[Floor, _Cache] = weakref.WeakKeyDictionary()
+
+
+def invalidate(floor: Floor) -> None:
+    """Reload the cache at the next guard (after a change made through this process)."""
+    _CACHES.pop(floor, None)
+
+
+async def _cache(floor: Floor) -> _Cache:
+    cache = _CACHES.get(floor)
+    if cache is None or floor.clock() - cache.loaded_at > RELOAD_SECONDS:
+        cache = _Cache(
+            floor.clock(),
+            await protections.protected_accounts(floor.store),
+            await protections.open_locks(floor.store),
+            int((await floor_settings(floor.store))["gaming_day_start_hour"]),
+        )
+        _CACHES[floor] = cache
+    return cache
+
+
+def wager_at_stake(table: Table, player: str, verb: str, amount: int | None) -> int:
+    """The money a decision may add: a double or split up to the player's Blackjack wager,
+    insurance half of it, an EZ Bust wager its amount; other decisions nothing."""
+    if verb not in MONEY_VERBS:
+        return 0
+    if amount is not None:
+        return amount
+    wagers = [] if table.round is None else table.round.wagers
+    base = max(
+        (w.amount for w in wagers if w.player == player and w.kind.value == "blackjack"), default=0
+    )
+    return base // 2 if verb == "insurance" else base
+
+
+async def guard(
+    floor: Floor, player: str, terminal: str, table: Table, amount: int, *, wager: bool
+) -> None:
+    """Refuse a wager (or a decision adding ``amount``) from a locked terminal, an excluded
+    player or one past a limit."""
+    cache = await _cache(floor)
+    tilts = cache.locked.get(terminal)
+    if tilts:
+        codes = ", ".join(t["code"] for t in tilts)
+        raise RefusedError(
+            "tilt",
+            f"Terminal {terminal} is locked ({codes}); a supervisor must clear it.",
+            protections.TILT_RULE,
+        )
+    if player not in cache.protected or (amount <= 0 and not wager):
+        return
+    now = floor.now_us()
+    day = day_bounds(gaming_day_of(now, cache.start_hour), cache.start_hour)
+    try:
+        await protections.check_wager(floor.store, player, amount, at_us=now, day=day)
+    except FloorRefusedError as refusal:
+        raise RefusedError(refusal.code, refusal.message, refusal.rule) from None

@@ -1,0 +1,323 @@
+"""Player protections and terminal lock-out (tilts) in the store.
+
+* **Limits** per gaming day (the session): a loss limit (wagers less what came back, unsettled
+  wagers counted as lost), a wager limit (everything wagered) and a time limit (from the day's
+  first wager). A new or tighter limit applies at once; none may be loosened (raised or removed)
+  until 24 hours after the last change (refused, audited, nothing changes).
+* **Self-exclusion**: no wager until a moment, which may be extended and never shortened.
+* **Tilts**: an EWT locked with a reason code (:data:`TILT_CODES`); only a supervisor clears
+  it, naming a clear code (:data:`CLEAR_CODES`). Every change is an event of a hash-chained log
+  (``floor-protections``, ``floor-tilts``) and an audit entry.
+
+>>> looser({"loss_limit": 1000, "wager_limit": None}, {"loss_limit": None, "wager_limit": 50})
+['loss_limit']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import func, select, update
+
+from tablejack.store.db import EventIn, Store
+from tablejack.store.floor_models import LIMITS, LOCKS
+from tablejack.store.models import LEDGER
+from tablejack.store.vouchers import FloorRefusedError, commit_logged
+
+__all__ = [
+    "CLEAR_CODES",
+    "LIMIT_FIELDS",
+    "LIMIT_RULE",
+    "TILT_CODES",
+    "TILT_RULE",
+    "check_wager",
+    "clear_terminal",
+    "limits",
+    "lock_terminal",
+    "looser",
+    "open_locks",
+    "protected_accounts",
+    "self_exclude",
+    "set_limits",
+    "usage",
+]
+
+LIMIT_FIELDS = ("loss_limit", "wager_limit", "time_limit_s")
+LIMIT_RULE = "player protection"
+TILT_RULE = "terminal lock-out"
+DAY_US = 24 * 3600 * 1_000_000
+TILT_CODES = (
+    "door_open",
+    "bill_validator",
+    "printer",
+    "connection_lost",
+    "reader_fault",
+    "card_not_requested",
+    "card_inventory",
+    "storage_error",
+    "other",
+)
+"""Why a terminal is locked."""
+CLEAR_CODES = ("fault_repaired", "checked_no_fault", "replaced", "other")
+"""How the supervisor resolved it."""
+
+
+def looser(current: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """The limits that ``new`` loosens: raised, or removed (None) where one was set."""
+    return [
+        name
+        for name in LIMIT_FIELDS
+        if name in new
+        and current.get(name) is not None
+        and (new[name] is None or new[name] > current[name])
+    ]
+
+
+async def limits(store: Store, account: str) -> dict[str, Any] | None:
+    """A player's limits row, or None."""
+    async with store.engine.connect() as connection:
+        row = (
+            (await connection.execute(select(LIMITS).where(LIMITS.c.account == account)))
+            .mappings()
+            .first()
+        )
+    return None if row is None else dict(row)
+
+
+async def protected_accounts(store: Store) -> set[str]:
+    """The players with a limit or a self-exclusion (the server checks only their wagers)."""
+    async with store.engine.connect() as connection:
+        rows = (await connection.execute(select(LIMITS.c.account))).all()
+    return {row[0] for row in rows}
+
+
+async def _log(store: Store, log_id: str, kind: str, payload: dict[str, Any], by: str) -> None:
+    await commit_logged(
+        store, log_id, EventIn(kind, payload, actor=by), [], log_id=log_id, log_kind="protections"
+    )
+
+
+async def set_limits(
+    store: Store, account: str, new: Mapping[str, int | None], *, by: str, at_us: int
+) -> dict[str, Any]:
+    """Set, tighten or (24 hours after the last change) loosen a player's limits."""
+    for name, value in new.items():
+        if name not in LIMIT_FIELDS:
+            raise FloorRefusedError("invalid", f"No limit {name!r}.", LIMIT_RULE)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value <= 0
+        ):
+            raise FloorRefusedError("invalid", f"A limit is positive, not {value!r}.", LIMIT_RULE)
+    row = await limits(store, account)
+    current = row or dict.fromkeys(LIMIT_FIELDS)
+    loosened = looser(current, new)
+    if loosened and row is not None and at_us < int(row["changed_us"]) + DAY_US:
+        refusal = FloorRefusedError(
+            "limit_locked",
+            f"{', '.join(loosened)} may not be loosened until 24 hours after the last change.",
+            LIMIT_RULE,
+        )
+        await store.audit(refusal.code, f"{account}: {refusal.message}", actor=by, rule=LIMIT_RULE)
+        raise refusal
+    values = {**{k: current.get(k) for k in LIMIT_FIELDS}, **dict(new)}
+    async with store._write() as connection:
+        if row is None:
+            await connection.execute(
+                LIMITS.insert().values(
+                    account=account,
+                    changed_us=at_us,
+                    set_by=by[:64],
+                    excluded_until_us=None,
+                    **values,
+                )
+            )
+        else:
+            await connection.execute(
+                update(LIMITS)
+                .where(LIMITS.c.account == account)
+                .values(changed_us=at_us, set_by=by[:64], **values)
+            )
+    await _log(store, "floor-protections", "limits", {"account": account, **values}, by)
+    await store.audit("limits", f"{account}: {values}", actor=by, rule=LIMIT_RULE)
+    return await limits(store, account) or {}
+
+
+async def self_exclude(
+    store: Store, account: str, until_us: int, *, by: str, at_us: int
+) -> dict[str, Any]:
+    """Block the player's wagers until ``until_us``; an exclusion is only ever extended."""
+    row = await limits(store, account)
+    current = None if row is None else row["excluded_until_us"]
+    if until_us <= at_us or (current is not None and until_us < int(current)):
+        raise FloorRefusedError(
+            "limit_locked",
+            "A self-exclusion may be extended, never shortened or lifted.",
+            LIMIT_RULE,
+        )
+    async with store._write() as connection:
+        if row is None:
+            await connection.execute(
+                LIMITS.insert().values(
+                    account=account,
+                    changed_us=at_us,
+                    set_by=by[:64],
+                    excluded_until_us=until_us,
+                    **dict.fromkeys(LIMIT_FIELDS),
+                )
+            )
+        else:
+            await connection.execute(
+                update(LIMITS).where(LIMITS.c.account == account).values(excluded_until_us=until_us)
+            )
+    await _log(
+        store, "floor-protections", "self_exclusion", {"account": account, "until_us": until_us}, by
+    )
+    await store.audit("self_exclusion", f"{account} until {until_us}", actor=by, rule=LIMIT_RULE)
+    return await limits(store, account) or {}
+
+
+async def usage(store: Store, account: str, since_us: int, until_us: int) -> dict[str, Any]:
+    """What the player wagered, lost, and when he first wagered in a window (the ledger)."""
+    statement = (
+        select(LEDGER.c.kind, func.sum(LEDGER.c.amount), func.min(LEDGER.c.at_us))
+        .where(
+            ((LEDGER.c.from_account == account) | (LEDGER.c.to_account == account))
+            & (LEDGER.c.at_us >= since_us)
+            & (LEDGER.c.at_us < until_us)
+            & LEDGER.c.kind.in_(("wager", "refund", "returned", "winnings", "settle"))
+        )
+        .group_by(LEDGER.c.kind)
+    )
+    async with store.engine.connect() as connection:
+        rows = {r[0]: (int(r[1]), r[2]) for r in (await connection.execute(statement)).all()}
+    wagered = rows.get("wager", (0, None))[0] - rows.get("refund", (0, None))[0]
+    back = sum(rows.get(k, (0, None))[0] for k in ("returned", "winnings", "settle"))
+    return {
+        "wagered": wagered,
+        "loss": wagered - back,
+        "first_wager_us": rows.get("wager", (0, None))[1],
+    }
+
+
+async def check_wager(
+    store: Store, account: str, amount: int, *, at_us: int, day: tuple[int, int]
+) -> None:
+    """Refuse (and audit) a wager of ``amount`` the player's limits or exclusion forbid."""
+    row = await limits(store, account)
+    if row is None:
+        return
+    refusal: FloorRefusedError | None = None
+    until = row["excluded_until_us"]
+    if until is not None and at_us < int(until):
+        refusal = FloorRefusedError(
+            "excluded", f"{account} has excluded himself from wagering.", LIMIT_RULE
+        )
+    else:
+        used = await usage(store, account, day[0], day[1])
+        if row["wager_limit"] is not None and used["wagered"] + amount > row["wager_limit"]:
+            refusal = FloorRefusedError(
+                "limit",
+                f"The wager would bring today's wagers to {used['wagered'] + amount} cents, above "
+                f"the wager limit of {row['wager_limit']} cents.",
+                LIMIT_RULE,
+            )
+        elif row["loss_limit"] is not None and used["loss"] + amount > row["loss_limit"]:
+            refusal = FloorRefusedError(
+                "limit",
+                f"Today's losses of {max(used['loss'], 0)} cents and this wager could pass the "
+                f"loss limit of {row['loss_limit']} cents.",
+                LIMIT_RULE,
+            )
+        elif (
+            row["time_limit_s"] is not None
+            and used["first_wager_us"] is not None
+            and at_us - int(used["first_wager_us"]) >= int(row["time_limit_s"]) * 1_000_000
+        ):
+            refusal = FloorRefusedError(
+                "limit",
+                f"The time limit of {row['time_limit_s']} seconds of play is reached.",
+                LIMIT_RULE,
+            )
+    if refusal is not None:
+        raise refusal
+
+
+async def lock_terminal(
+    store: Store, terminal: str, code: str, reason: str, *, by: str, at_us: int
+) -> dict[str, Any]:
+    """A tilt: lock the terminal with a reason code."""
+    if code not in TILT_CODES:
+        raise FloorRefusedError("invalid", f"A tilt code is one of {TILT_CODES}.", TILT_RULE)
+    async with store._write() as connection:
+        await connection.execute(
+            LOCKS.insert().values(
+                terminal=terminal,
+                code=code,
+                reason=reason[:200],
+                locked_us=at_us,
+                locked_by=by[:64],
+            )
+        )
+    payload = {"terminal": terminal, "code": code, "reason": reason[:200]}
+    await _log(store, "floor-tilts", "tilt", payload, by)
+    await store.audit(
+        "tilt", f"{terminal} {code}: {reason[:200]}", terminal=terminal, actor=by, rule=TILT_RULE
+    )
+    return payload
+
+
+async def clear_terminal(
+    store: Store, terminal: str, code: str, reason: str, *, by: str, role: str, at_us: int
+) -> dict[str, Any]:
+    """A supervisor clears a terminal's tilts with a clear code; anyone else is refused."""
+    if role != "supervisor":
+        refusal = FloorRefusedError("role", "Only a supervisor clears a tilt.", TILT_RULE)
+        await store.audit(
+            refusal.code,
+            f"clear of {terminal}: {refusal.message}",
+            terminal=terminal,
+            actor=by,
+            rule=TILT_RULE,
+        )
+        raise refusal
+    if code not in CLEAR_CODES or not reason.strip():
+        raise FloorRefusedError(
+            "invalid", f"A clear names a code of {CLEAR_CODES} and a reason.", TILT_RULE
+        )
+    async with store._write() as connection:
+        moved = await connection.execute(
+            update(LOCKS)
+            .where((LOCKS.c.terminal == terminal) & LOCKS.c.cleared_us.is_(None))
+            .values(
+                cleared_us=at_us, cleared_by=by[:64], clear_code=code, clear_reason=reason[:200]
+            )
+        )
+    if moved.rowcount == 0:
+        raise FloorRefusedError("invalid", f"Terminal {terminal} is not locked.", TILT_RULE)
+    payload = {
+        "terminal": terminal,
+        "clear_code": code,
+        "reason": reason[:200],
+        "cleared": moved.rowcount,
+    }
+    await _log(store, "floor-tilts", "tilt_clear", payload, by)
+    await store.audit(
+        "tilt_clear",
+        f"{terminal} {code}: {reason[:200]}",
+        terminal=terminal,
+        actor=by,
+        rule=TILT_RULE,
+    )
+    return payload
+
+
+async def open_locks(store: Store) -> dict[str, list[dict[str, Any]]]:
+    """The terminals locked now and their tilts."""
+    statement = select(LOCKS).where(LOCKS.c.cleared_us.is_(None)).order_by(LOCKS.c.id)
+    async with store.engine.connect() as connection:
+        rows = (await connection.execute(statement)).mappings().all()
+    out: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        out.setdefault(row["terminal"], []).append(dict(row))
+    return out

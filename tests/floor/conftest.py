@@ -1,0 +1,204 @@
+"""Fixtures of the floor tests (PA Chapter 605a): an app on a fresh database (SQLite file or a
+PostgreSQL schema), players, staff tokens, and a round played through two terminals."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tablejack.games.hybrid_rules import HybridRules
+from tablejack.server.app import create_app
+from tablejack.server.floor import Floor
+from tablejack.server.table import TableConfig
+from tablejack.store.testing import Backend, postgres_available
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+TOKENS = {
+    "ann": "tok-ann",
+    "bob": "tok-bob",
+    "cat": "tok-cat",
+    "dealer": "tok-dealer",
+    "super": "tok-super",
+}
+CREDIT = 100_000
+# position 1 (ann): 10S 5C, hits 4S = 19, stands; position 2 (bob): 9H 9C stands on the
+# countdown; dealer 6D + hole 10H, draws 8D: 24, busts — both blackjack wagers win 1 to 1
+ORDER = "10S 9H 6D 5C 9C 10H 4S 8D"
+
+
+def auth(who: str) -> dict[str, str]:
+    """The Authorization header of a test identity."""
+    return {"Authorization": f"Bearer {TOKENS[who]}"}
+
+
+async def setup_floor(floor: Floor) -> None:
+    """ann and bob with $1,000.00 each, cat with nothing; a dealer and a supervisor."""
+    for player in ("ann", "bob"):
+        await floor.add_player(player, CREDIT, TOKENS[player])
+    await floor.add_player("cat", 0, TOKENS["cat"])
+    await floor.store.issue_token("dealer", "dana", TOKENS["dealer"])
+    await floor.store.issue_token("supervisor", "sam", TOKENS["super"])
+
+
+def hybrid_table(table_id: str = "A1", **options: Any) -> TableConfig:
+    """A version A table with a one-second clock, dealt from a stacked virtual shoe."""
+    options.setdefault("automated", False)
+    options.setdefault("require_procedures", False)
+    options.setdefault("cards", ORDER)
+    return TableConfig(table_id, HybridRules(countdown_seconds=1), **options)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """A fresh database on each backend (PostgreSQL skipped without a server unless CI)."""
+    if request.param == "sqlite":
+        yield Backend.sqlite(tmp_path)
+        return
+    reason = postgres_available()
+    if reason is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI requires PostgreSQL: {reason}")
+        pytest.skip(reason)
+    chosen = Backend.postgresql()
+    try:
+        yield chosen
+    finally:
+        chosen.drop()
+
+
+@pytest.fixture
+def make_client(tmp_path: Path) -> Iterator[Callable[..., TestClient]]:
+    """``make_client(tables=None, backend=None, **options)``: a started TestClient."""
+    opened: list[TestClient] = []
+
+    def make(
+        tables: list[TableConfig] | None = None,
+        *,
+        backend: Backend | None = None,
+        **options: Any,
+    ) -> TestClient:
+        url = backend.server_url if backend else str(tmp_path / "floor.db")
+        chosen = tables if tables is not None else [hybrid_table()]
+        client = TestClient(create_app(url, tables=chosen, setup=setup_floor, **options))
+        client.__enter__()
+        opened.append(client)
+        return client
+
+    yield make
+    for client in reversed(opened):
+        client.__exit__(None, None, None)
+
+
+class Terminal:
+    """A test terminal: a WebSocket that has said hello and joined a table."""
+
+    def __init__(self, socket: Any, terminal: str) -> None:
+        self.socket = socket
+        self.terminal = terminal
+        self.counter = 0
+        self.seen: list[dict[str, Any]] = []
+
+    def until(self, predicate: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        for index, message in enumerate(self.seen):
+            if predicate(message):
+                del self.seen[index]
+                return message
+        for _ in range(400):
+            message = self.socket.receive_json()
+            if predicate(message):
+                return message
+            self.seen.append(message)
+        raise AssertionError("no matching message")
+
+    def request(self, message: dict[str, Any], command_id: str | None = None) -> dict[str, Any]:
+        self.counter += 1
+        command_id = command_id or f"{self.terminal}-{self.counter}"
+        self.socket.send_json({**message, "id": command_id})
+        return self.until(lambda m: m.get("id") == command_id and m["type"] in ("ack", "error"))
+
+    def state(self, predicate: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        return self.until(lambda m: m["type"] == "state" and predicate(m))
+
+
+class _Connect:
+    def __init__(self, client: TestClient, who: str, terminal: str, table: str) -> None:
+        self.client, self.who, self.terminal, self.table = client, who, terminal, table
+
+    def __enter__(self) -> Terminal:
+        self.manager = self.client.websocket_connect("/ws")
+        socket = self.manager.__enter__()
+        socket.send_json(
+            {"type": "hello", "protocol": 1, "token": TOKENS[self.who], "terminal": self.terminal}
+        )
+        term = Terminal(socket, self.terminal)
+        term.until(lambda m: m["type"] == "welcome")
+        assert term.request({"type": "join", "table": self.table})["type"] == "ack"
+        return term
+
+    def __exit__(self, *exc: object) -> None:
+        self.manager.__exit__(*exc)
+
+
+def phase(message: dict[str, Any]) -> str | None:
+    view = message.get("view")
+    return None if view is None else str(view["phase"])
+
+
+def play_round(
+    client: TestClient,
+    *,
+    ann_terminal: str = "EWT-1",
+    bob_terminal: str = "EWT-2",
+    table: str = "A1",
+) -> str:
+    """One round of :data:`ORDER`: ann wagers $10 and decides herself (hit, stand); bob wagers
+    $10 and a $5 Buzzer Beater and lets the countdown stand for him. Returns the round id."""
+    opened = client.post(
+        f"/api/tables/{table}/dealer", json={"command": "open-round"}, headers=auth("dealer")
+    ).json()
+    with (
+        _Connect(client, "ann", ann_terminal, table) as ann,
+        _Connect(client, "bob", bob_terminal, table) as bob,
+    ):
+        assert ann.request({"type": "position", "position": 1})["type"] == "ack"
+        assert bob.request({"type": "position", "position": 2})["type"] == "ack"
+        assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
+        assert bob.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
+        assert bob.request({"type": "wager", "kind": "buzzer_beater", "amount": 500})["ok"]
+        client.post(
+            f"/api/tables/{table}/dealer",
+            json={"command": "close-wagering"},
+            headers=auth("dealer"),
+        )
+        ann.state(lambda m: phase(m) == "playing")
+        assert ann.request({"type": "action", "verb": "hit"})["ok"]
+        ann.state(lambda m: m["view"] is not None and m["view"]["community_cards"] == ["4S"])
+        assert ann.request({"type": "action", "verb": "stand"})["ok"]
+        bob.state(lambda m: phase(m) == "complete")
+    return str(opened["round_id"])
+
+
+class Kit:
+    """The helpers above, handed to tests as the ``kit`` fixture."""
+
+    auth = staticmethod(auth)
+    connect = _Connect
+    hybrid_table = staticmethod(hybrid_table)
+    play_round = staticmethod(play_round)
+    tokens = TOKENS
+    credit = CREDIT
+
+
+@pytest.fixture
+def kit() -> type[Kit]:
+    """Helpers: ``kit.auth(who)``, ``kit.connect(client, who, terminal, table)``,
+    ``kit.play_round(client)``, ``kit.hybrid_table(...)``."""
+    return Kit

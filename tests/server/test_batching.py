@@ -1,0 +1,147 @@
+"""Terminal requests that arrive together are applied in one batch and committed in one
+transaction; each keeps its own answer, its own events and its own ledger entries."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tablejack.games.hybrid_rules import HybridRules
+from tablejack.server.floor import Floor
+from tablejack.server.table import RefusedError, TableConfig
+from tablejack.store import Store
+
+
+async def _floor(tmp_path: Path) -> Floor:
+    store = await Store.open(str(tmp_path / "batch.db"))
+    floor = Floor(store)
+    for player, credit in (("ann", 100_000), ("bob", 100_000), ("cat", 1500)):
+        await floor.add_player(player, credit)
+    config = TableConfig(
+        "A1",
+        HybridRules(countdown_seconds=30),
+        automated=False,
+        require_procedures=False,
+        cards="10S 9H 6D 5C 9C 10H 4S 8D",
+    )
+    await floor.add_table(config)
+    return floor
+
+
+def test_a_batch_commits_each_request_with_its_own_events_and_ledger_rows(
+    tmp_path: Path,
+) -> None:
+    async def run() -> tuple[list[Any], Any, Any, Any]:
+        floor = await _floor(tmp_path)
+        try:
+            table = floor.tables["A1"]
+            await table.open_round("dana")
+            for player, position in (("ann", 1), ("bob", 2), ("cat", 3)):
+                table.select_position(player, position)
+            commits = 0
+            commit = floor.store.commit
+
+            async def counted(step: Any) -> Any:
+                nonlocal commits
+                commits += 1
+                return await commit(step)
+
+            floor.store.commit = counted  # type: ignore[method-assign]
+            replies = await asyncio.gather(
+                table.wager("ann", "EWT-1", "blackjack", 1000, "a1"),
+                table.wager("bob", "EWT-2", "blackjack", 999, "b1"),  # not a whole dollar
+                table.wager("bob", "EWT-2", "blackjack", 2000, "b2"),
+                table.wager("ann", "EWT-1", "blackjack", 1000, "a1"),  # the same id again
+                return_exceptions=True,
+            )
+            floor.store.commit = commit  # type: ignore[method-assign]
+            events = await floor.store.events("A1-000001")
+            ledger = await floor.store.ledger_of_round("A1-000001")
+            return replies, commits, events, ledger
+        finally:
+            await floor.stop()
+            await floor.store.close()
+
+    replies, commits, events, ledger = asyncio.run(run())
+    ann, bob_refused, bob, ann_again = replies
+    assert commits == 1  # one transaction for the whole batch
+    assert ann == {"ok": True, "round_id": "A1-000001", "seq": 2}
+    assert isinstance(bob_refused, RefusedError) and bob_refused.rule.startswith("PA 633")
+    assert bob == {"ok": True, "round_id": "A1-000001", "seq": 3}
+    assert ann_again == {**ann, "repeat": True}
+    assert [(e.seq, e.kind, e.actor) for e in events] == [
+        (1, "open", "dana"),
+        (2, "wager", "ann"),
+        (3, "wager", "bob"),
+    ]
+    assert [(e["seq"], e["from_account"], e["amount"]) for e in ledger] == [
+        (2, "ann", 1000),
+        (3, "bob", 2000),
+    ]
+
+
+def test_a_request_the_balance_cannot_cover_is_refused_alone_and_the_others_stand(
+    tmp_path: Path,
+) -> None:
+    async def run() -> tuple[list[Any], dict[str, int], list[str]]:
+        floor = await _floor(tmp_path)
+        try:
+            table = floor.tables["A1"]
+            await table.open_round("dana")
+            for player, position in (("ann", 1), ("bob", 2), ("cat", 3)):
+                table.select_position(player, position)
+            replies = await asyncio.gather(
+                table.wager("ann", "EWT-1", "blackjack", 1000, "a1"),
+                table.wager("cat", "EWT-3", "blackjack", 2000, "c1"),  # cat holds $15
+                table.wager("bob", "EWT-2", "blackjack", 1000, "b1"),
+                return_exceptions=True,
+            )
+            balances = await floor.store.accounts("player")
+            kinds = [e.kind for e in await floor.store.events("A1-000001")]
+            assert await floor.store.ledger_check() == []
+            return replies, balances, kinds
+        finally:
+            await floor.stop()
+            await floor.store.close()
+
+    replies, balances, kinds = asyncio.run(run())
+    ann, cat, bob = replies
+    assert ann["ok"] and bob["ok"]
+    assert isinstance(cat, RefusedError)
+    assert (cat.code, cat.rule) == ("balance", "account balance")
+    assert balances == {"ann": 99_000, "bob": 99_000, "cat": 1500}
+    assert kinds == ["open", "wager", "wager"]
+
+
+@pytest.mark.parametrize("verb", ["hit", "stand"])
+def test_a_decision_batched_with_a_refused_one_is_applied_once(tmp_path: Path, verb: str) -> None:
+    async def run() -> tuple[Any, Any, list[str]]:
+        floor = await _floor(tmp_path)
+        try:
+            table = floor.tables["A1"]
+            await table.open_round("dana")
+            table.select_position("ann", 1)
+            await table.wager("ann", "EWT-1", "blackjack", 1000, "a1")
+            await table.dealer_command("close-wagering", "dana")
+            first, second = await asyncio.gather(
+                table.action("ann", "EWT-1", verb, None, None, "d1"),
+                table.action("bob", "EWT-2", verb, None, None, "d2"),  # bob has no hand
+                return_exceptions=True,
+            )
+            texts = [
+                e.payload["text"]
+                for e in await floor.store.events("A1-000001")
+                if e.kind == "command"
+            ]
+            return first, second, texts
+        finally:
+            await floor.stop()
+            await floor.store.close()
+
+    first, second, texts = asyncio.run(run())
+    assert first["ok"]
+    assert isinstance(second, RefusedError) and second.rule == "PA 633c.5(l)"
+    assert texts == ["dealer close-wagering", f"ann {verb}"]
