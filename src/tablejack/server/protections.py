@@ -11,6 +11,7 @@ rule, the audit log records it, and nothing else changes.
 
 from __future__ import annotations
 
+import asyncio
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,19 +40,38 @@ _CACHES: weakref.WeakKeyDictionary[Floor, _Cache] = weakref.WeakKeyDictionary()
 
 
 def invalidate(floor: Floor) -> None:
-    """Reload the cache at the next guard (after a change made through this process)."""
+    """Reload the cache at the next guard (after a change made through this process); a reload
+    already under way may not store what it read before the change."""
     _CACHES.pop(floor, None)
+    _RELOADS.pop(floor, None)
+
+
+_RELOADS: weakref.WeakKeyDictionary[Floor, asyncio.Task[_Cache]] = weakref.WeakKeyDictionary()
 
 
 async def _cache(floor: Floor) -> _Cache:
+    """The floor's cache, reloaded when stale. Single flight: while one reload runs, every other
+    request awaits that same reload instead of starting its own (a burst of wagers at a stale
+    moment would otherwise stall the event loop with one reload each)."""
     cache = _CACHES.get(floor)
-    if cache is None or floor.clock() - cache.loaded_at > RELOAD_SECONDS:
-        cache = _Cache(
-            floor.clock(),
-            await protections.protected_accounts(floor.store),
-            await protections.open_locks(floor.store),
-            int((await floor_settings(floor.store))["gaming_day_start_hour"]),
-        )
+    if cache is not None and floor.clock() - cache.loaded_at <= RELOAD_SECONDS:
+        return cache
+    reload = _RELOADS.get(floor)
+    if reload is None or reload.done():
+        reload = asyncio.ensure_future(_load(floor))
+        _RELOADS[floor] = reload
+    return await asyncio.shield(reload)
+
+
+async def _load(floor: Floor) -> _Cache:
+    current = asyncio.current_task()
+    cache = _Cache(
+        floor.clock(),
+        await protections.protected_accounts(floor.store),
+        await protections.open_locks(floor.store),
+        int((await floor_settings(floor.store))["gaming_day_start_hour"]),
+    )
+    if _RELOADS.get(floor) is current:  # not invalidated while it was reading
         _CACHES[floor] = cache
     return cache
 
