@@ -57,21 +57,23 @@ class Command:
     def of(cls, actor: str | int, verb: str) -> Command:
         """A shared command without an amount (bots issue the same few commands all the time).
 
-        >>> Command.of(3, "hit") is Command.of("3", "hit")
+        >>> Command.of(3, "hit") == Command.of("3", "hit")
         True
         """
-        key = (str(actor), verb)
-        command = _SHARED.get(key)
+        command = _SHARED.get((actor, verb))
         if command is None:
-            command = _SHARED[key] = cls(key[0], verb)
+            command = _SHARED[(actor, verb)] = cls(str(actor), verb)
         return command
 
     @property
     def seat(self) -> int:
         """The actor as a seat number; :class:`InvalidNotationError` if it is not one."""
-        if not self.actor.isdigit():
-            raise InvalidNotationError(f"{self.actor!r} is not a seat number in {str(self)!r}.")
-        return int(self.actor)
+        number = _SEAT_NUMBERS.get(self.actor)
+        if number is None:
+            if not self.actor.isdigit():
+                raise InvalidNotationError(f"{self.actor!r} is not a seat number in {str(self)!r}.")
+            number = int(self.actor)
+        return number
 
     def __str__(self) -> str:
         if self.amount is None:
@@ -79,4 +81,5 @@ class Command:
         return f"{self.actor} {self.verb} {format_cents(self.amount)}"
 
 
-_SHARED: dict[tuple[str, str], Command] = {}
+_SHARED: dict[tuple[str | int, str], Command] = {}
+_SEAT_NUMBERS: dict[str, int] = {str(number): number for number in range(1, 100)}

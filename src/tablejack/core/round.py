@@ -31,7 +31,7 @@ from tablejack.core.records import (
 )
 from tablejack.core.shoe import Shoe
 
-__all__ = ["CardTargetLike", "RoundRecords", "can"]
+__all__ = ["CardTargetLike", "RoundRecords", "can", "new_record"]
 
 
 def _refuse() -> None:
@@ -42,6 +42,10 @@ class CardTargetLike(Protocol):
     """Where a requested card goes; each game has its own target type."""
 
     def describe(self) -> str: ...
+
+
+new_record: Callable[..., Any] = tuple.__new__
+"""Make a named-tuple record from a complete tuple of its fields (hot paths only)."""
 
 
 def can(verify: Callable[..., None], *args: object) -> bool:
@@ -271,32 +275,40 @@ class RoundRecords:
         """Settle a wager: append its settlement record and log it (``note``, default the
         player's name, is kept on the logged operation, e.g. the paytable line that paid)."""
         wager = self.wagers[wager_id]
-        settlement = Settlement(
-            wager_id,
-            wager.seat,
-            wager.player,
-            wager.kind,
-            wager.hand,
-            wager.amount,
-            result,
-            returned,
-            clause,
-            rounding,
-            wager.spot,
-            dealer_round,
+        # tuple.__new__ builds the named tuples without their Python-level __new__ (this runs
+        # for every wager of every round; the fields are in declaration order).
+        settlement: Settlement = new_record(
+            Settlement,
+            (
+                wager_id,
+                wager.seat,
+                wager.player,
+                wager.kind,
+                wager.hand,
+                wager.amount,
+                result,
+                returned,
+                clause,
+                rounding,
+                wager.spot,
+                dealer_round,
+            ),
         )
         self.settlements.append(settlement)
         self.operations.append(
-            Operation(
-                "settle",
-                wager.seat,
-                wager.hand,
-                returned,
-                None,
-                None,
-                settlement,
-                None,
-                wager.player if note is None else note,
+            new_record(
+                Operation,
+                (
+                    "settle",
+                    wager.seat,
+                    wager.hand,
+                    returned,
+                    None,
+                    None,
+                    settlement,
+                    None,
+                    wager.player if note is None else note,
+                ),
             )
         )
         return settlement

@@ -46,7 +46,7 @@ from tablejack.core.records import (
     Result,
     WagerKind,
 )
-from tablejack.core.round import can
+from tablejack.core.round import can, new_record
 from tablejack.core.rules import ClassicRules
 from tablejack.core.shoe import Shoe
 from tablejack.games.turns import SeatTurns
@@ -323,8 +323,9 @@ class ClassicRound(SeatTurns):
             self.dealer.add(card)
         if self.phase is _DEALING:
             self._deal_queue.pop(0)
-        operation = Operation(
-            "card", target.seat, target.hand, None, card, target.label, None, None, None
+        operation: Operation = new_record(
+            Operation,
+            ("card", target.seat, target.hand, None, card, target.label, None, None, None),
         )
         self.operations.append(operation)
         return operation

@@ -39,17 +39,19 @@ def play_rounds(
     shoe_index = 0
     shoe = _new_shoe(rules, seed, shoe_index)
     count = players if players is not None else spec.default_players
+    new_round, bot_seat, bot_command = spec.new_round, spec.bot_seat, spec.bot_command
     for _ in range(rounds):
         if shoe.cut_card_reached:
             shoe_index += 1
             shoe = _new_shoe(rules, seed, shoe_index)
-        round_ = spec.new_round(rules, shoe)
-        spec.bot_seat(round_, generator, count)
+        round_ = new_round(rules, shoe)
+        bot_seat(round_, generator, count)
+        apply = round_.apply
         while not round_.is_complete:
-            command = spec.bot_command(round_)
+            command = bot_command(round_)
             if command is None:  # pragma: no cover - a round always waits for someone
                 raise RuntimeError(f"bots cannot continue: {round_.next_step()}")
-            round_.apply(command)
+            apply(command)
         yield round_
 
 

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Protocol
 from tablejack.core.errors import IllegalActionError
 from tablejack.core.hands import Hand
 from tablejack.core.records import Operation
-from tablejack.core.round import RoundRecords, can
+from tablejack.core.round import RoundRecords, can, new_record
 
 __all__ = ["SeatTurns", "TurnHand"]
 
@@ -55,10 +55,9 @@ class SeatTurns(RoundRecords):
     @property
     def current_hand(self) -> Any:
         """The hand being played, else None."""
-        seat = self.current_seat
-        if seat is None:
+        if self.phase is not self.playing_phase or self._turn >= len(self._order):
             return None
-        for hand in self.seats[seat].hands:
+        for hand in self.seats[self._order[self._turn]].hands:
             if not hand.done:
                 return hand
         return None  # pragma: no cover - a seat in turn always has an unfinished hand
@@ -115,7 +114,10 @@ class SeatTurns(RoundRecords):
         hand = self.current_hand
         hand.acted = True
         hand.awaiting_card = True
-        operation = self._log(Operation("hit", seat=seat, hand=hand.index, command=f"{seat} hit"))
+        operation: Operation = new_record(
+            Operation, ("hit", seat, hand.index, None, None, None, None, f"{seat} hit", None)
+        )
+        self.operations.append(operation)
         self._advance()
         return operation
 
@@ -133,8 +135,9 @@ class SeatTurns(RoundRecords):
         hand = self.current_hand
         hand.acted = True
         hand.done = True
-        operation = self._log(
-            Operation("stand", seat=seat, hand=hand.index, command=f"{seat} stand")
+        operation: Operation = new_record(
+            Operation, ("stand", seat, hand.index, None, None, None, None, f"{seat} stand", None)
         )
+        self.operations.append(operation)
         self._advance()
         return operation
