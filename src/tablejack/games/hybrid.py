@@ -72,6 +72,7 @@ from tablejack.games.hybrid_rules import (
     warn_if_player_edge,
 )
 from tablejack.games.strategy import legal_basic_strategy
+from tablejack.games.views import hand_view
 
 __all__ = [
     "BuzzerBeaterEdgeWarning",
@@ -1349,22 +1350,6 @@ class HybridRound(RoundRecords):
             "dealer": self._dealer_view(),
         }
 
-    @staticmethod
-    def _hand_view(hand: HybridHand) -> dict[str, Any]:
-        cards = hand.hand
-        return {
-            "index": hand.index,
-            "cards": [card.code for card in cards.cards],
-            "total": cards.total,
-            "soft": cards.is_soft,
-            "blackjack": cards.is_blackjack,
-            "bust": cards.is_bust,
-            "wager": hand.amount,
-            "doubled": hand.doubled,
-            "complete": hand.done,
-            "settled": hand.settled,
-        }
-
     def terminal_view(self, player: str) -> dict[str, Any]:
         """What ``player``'s electronic wagering terminal may show: the table (positions,
         community cards, the dealer's up card -- the hole card only once turned up), his own
@@ -1386,7 +1371,7 @@ class HybridRound(RoundRecords):
                 if state.insurance_wager_id is None
                 else self.wagers[state.insurance_wager_id].amount
             ),
-            "hands": [self._hand_view(hand) for hand in state.hands],
+            "hands": [hand_view(hand) for hand in state.hands],
             "community_cards_used": state.cursor,
             "legal_actions": self.legal_actions(player),
             "awaiting_decision": player in self.awaiting_players(),
@@ -1428,7 +1413,7 @@ class HybridRound(RoundRecords):
                 "insurance_decided": state.insurance_decided,
                 "community_cards_used": state.cursor,
                 "decided_this_round": self._deciders.get(state.name),
-                "hands": [self._hand_view(hand) for hand in state.hands],
+                "hands": [hand_view(hand) for hand in state.hands],
             }
             for state in (self._order or list(self.players.values()))
         ]

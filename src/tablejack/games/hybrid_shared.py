@@ -61,6 +61,7 @@ from tablejack.games.hybrid_shared_rules import (
     kings_bounty_lines,
     royal_match_lines,
 )
+from tablejack.games.views import hand_view
 
 __all__ = [
     "CardTarget",
@@ -1246,7 +1247,7 @@ class HybridSharedRound(RoundRecords):
                 else self.wagers[state.insurance_wager_id].amount
             ),
             "path": state.path.value,
-            "hands": [_hand_view(hand) for hand in state.hands],
+            "hands": [hand_view(hand) for hand in state.hands],
             "dealer_hand": _dealer_view(state),
             "designations": list(state.designations),
             "next_card": self.next_card_for(player) if self.phase is Phase.PLAYING else None,
@@ -1290,7 +1291,7 @@ class HybridSharedRound(RoundRecords):
                 "blackjack_wager": state.wager,
                 "path": state.path.value,
                 "insurance_decided": state.insurance_decided,
-                "hands": [_hand_view(hand) for hand in state.hands],
+                "hands": [hand_view(hand) for hand in state.hands],
                 "dealer_hand": _dealer_view(state),
                 "dealer_blackjack": state.dealer_blackjack,
                 "designations": list(state.designations),
@@ -1325,22 +1326,6 @@ _HAND_LABELS = ("hand 1", "hand 2")
 
 def _code(card: Card | None) -> str | None:
     return None if card is None else card.code
-
-
-def _hand_view(hand: SharedHand) -> dict[str, Any]:
-    cards = hand.hand
-    return {
-        "index": hand.index,
-        "cards": [card.code for card in cards.cards],
-        "total": cards.total,
-        "soft": cards.is_soft,
-        "blackjack": cards.is_blackjack,
-        "bust": cards.is_bust,
-        "wager": hand.amount,
-        "doubled": hand.doubled,
-        "complete": hand.done,
-        "settled": hand.settled,
-    }
 
 
 def _dealer_view(state: PlayerState) -> dict[str, Any]:
