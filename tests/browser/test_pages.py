@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import socket
 import threading
@@ -35,6 +36,8 @@ ARGS = [
 ]
 # position 1 (ann): 10S 5C; position 2 (bob): 9H 9C; dealer 6D + hole 10H; C1 4S; dealer 8D
 ORDER = "10S 9H 6D 5C 9C 10H 4S 8D"
+# position 1: 6S 5H = 11; dealer 9D + hole 8C = 17; C1 10D (the double's one card)
+DOUBLE_ORDER = "6S 9D 5H 8C 10D"
 
 
 def _chromium_missing() -> str | None:
@@ -70,6 +73,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         cards=ORDER,
         title="Hybrid A",
     )
+    doubles = TableConfig(
+        "A2",
+        HybridRules(countdown_seconds=30),
+        automated=False,
+        require_procedures=False,
+        cards=DOUBLE_ORDER,
+        title="Hybrid A, doubles",
+    )
     multi = TableConfig(
         "M1",
         MultiActionRules(),
@@ -79,7 +90,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         title="Multi-action",
     )
     db = str(tmp_path_factory.mktemp("browser") / "floor.db")
-    app = create_app(db, tables=[table, multi], setup=setup)
+    app = create_app(db, tables=[table, doubles, multi], setup=setup)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -210,3 +221,43 @@ def test_nj_mab_f1_a_multi_action_terminal_places_three_spot_wagers(server: str)
             expect(page.get_by_test_id("position-3")).to_contain_text("bob")
         finally:
             browser.close()
+
+
+def test_633a10_a_terminal_doubles_for_less_with_the_amount_typed(server: str) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            tablet: Any = {"viewport": {"width": 1024, "height": 768}}
+            dealer = browser.new_page(**tablet)
+            ann = browser.new_page(**tablet)
+            dealer.goto(f"{server}/static/dealer.html?token=tok-dealer&table=A2")
+            ann.goto(f"{server}/static/terminal.html?token=tok-ann&table=A2&terminal=EWT-3")
+            dealer.get_by_test_id("open-round").click()
+            expect(dealer.get_by_test_id("next")).to_contain_text("Wagering is open")
+            balance = ann.get_by_test_id("balance")
+            expect(balance).to_have_text(re.compile(r"^\$[0-9,]+\.[0-9]{2}$"))
+            before = _dollars(balance.inner_text())
+            ann.get_by_test_id("position-1").click()
+            ann.get_by_test_id("amount").fill("10")
+            ann.get_by_test_id("wager").click()
+            expect(balance).to_have_text(_money(before - 10))
+            dealer.get_by_test_id("close-wagering").click()
+            ann.get_by_test_id("action-amount").fill("5")
+            ann.get_by_test_id("action-double").click()
+            # 11 doubled for $5 (not the full $10) takes 10D = 21 against the dealer's 17:
+            # $15 at risk wins $15, so the balance ends $15 up
+            results = ann.get_by_test_id("results")
+            expect(results).to_contain_text("$15.00: win", timeout=10_000)
+            expect(balance).to_have_text(_money(before + 15))
+        finally:
+            browser.close()
+
+
+def _dollars(text: str) -> float:
+    return float(text.replace("$", "").replace(",", ""))
+
+
+def _money(dollars: float) -> str:
+    return f"${dollars:,.2f}"
