@@ -263,7 +263,8 @@ def simulate(
     chunk_blocks: int = 8,
     progress: Callable[[int, int], None] | None = None,
 ) -> SimulationResult:
-    """Simulate at least ``hands`` rounds (whole blocks of shoes) with seed ``seed``.
+    """Simulate about ``hands`` rounds with seed ``seed``: whole blocks of shoes, as many as an
+    estimate of the rounds a shoe deals asks for; the result counts the rounds actually played.
 
     ``workers`` processes (default: every core; 1 runs in this process), or the Dask cluster
     at ``scheduler``. ``progress(done_blocks, total_blocks)`` is called as chunks finish.

@@ -250,7 +250,8 @@ def simulate_game(
     chunk_blocks: int = 8,
     progress: Callable[[int, int], None] | None = None,
 ) -> GameSimulationResult:
-    """Simulate at least ``hands`` rounds of ``game`` (whole blocks of shoes)."""
+    """Simulate about ``hands`` rounds of ``game``: whole blocks of shoes, as many as an estimate
+    of the rounds a shoe deals asks for; the result counts the rounds actually played."""
     if rules.decks is None:
         raise ValueError("The simulation deals from a finite shoe; give a number of decks.")
     if hands < 1:
