@@ -244,6 +244,68 @@ class RoundRecords:
             )
         self._verify_unit(amount, "double", "PA 633a.6")
 
+    def _verify_split(
+        self, cards: list[Card], hands: int, split_aces: bool, rule: str = "PA 633a.11"
+    ) -> None:
+        """Raise unless a hand of ``cards`` may be split: two cards of identical value
+        (§ 633a.11(a)), fewer than the rules' most hands, and split aces only with resplitting
+        aces (§ 633a.11(c)); ``hands`` is how many hands the player has now."""
+        rules = self.rules
+        if len(cards) != 2 or cards[0].points != cards[1].points:
+            shown = " ".join(card.display for card in cards)
+            raise IllegalActionError(
+                f"Only two cards of identical value may be split, not {shown} ({rule}(a)).",
+                rule=f"{rule}(a)",
+            )
+        if hands >= rules.max_split_hands:
+            raise IllegalActionError(
+                f"These rules allow at most {rules.max_split_hands} hands from one by splitting "
+                f"({rule}(c)).",
+                rule=f"{rule}(c)",
+            )
+        if split_aces and not rules.resplit_aces:
+            raise IllegalActionError(
+                f"These rules do not allow split aces to be split again ({rule}(c)).",
+                rule=f"{rule}(c)",
+            )
+
+    # -- commands ------------------------------------------------------------------------------
+
+    _DEALER_VERBS: ClassVar[dict[str, str]] = {}
+    """Dealer command words and the methods they call (used by :meth:`_dispatch`)."""
+    _ACTOR_VERBS: ClassVar[dict[str, tuple[str, bool]]] = {}
+    """Seat or player command words, the methods they call and whether they take an amount."""
+    actors_by_seat: ClassVar[bool] = True
+    """Commands name a seat number (classic) rather than a player (hybrid tables)."""
+
+    def _dispatch(self, command: Any) -> Operation:
+        """Apply a parsed command through :attr:`_DEALER_VERBS` and :attr:`_ACTOR_VERBS`."""
+        verb = command.verb
+        if command.actor == "dealer":
+            name = self._DEALER_VERBS.get(verb)
+            if name is None or command.amount is not None:
+                raise InvalidNotationError(
+                    f"{str(command)!r}: the dealer's commands are {', '.join(self._DEALER_VERBS)}."
+                )
+            dealer_verb: Callable[[], Operation] = getattr(self, name)
+            return dealer_verb()
+        entry = self._ACTOR_VERBS.get(verb)
+        if entry is None:
+            who = "seats" if self.actors_by_seat else "players"
+            raise InvalidNotationError(
+                f"{str(command)!r}: unknown verb {verb!r}; {who} use "
+                f"{', '.join(self._ACTOR_VERBS)}."
+            )
+        name, takes_amount = entry
+        actor = command.seat if self.actors_by_seat else command.actor
+        if takes_amount:
+            with_amount: Callable[[Any, int | None], Operation] = getattr(self, name)
+            return with_amount(actor, command.amount)
+        if command.amount is not None:
+            raise InvalidNotationError(f"{str(command)!r}: {verb!r} takes no amount.")
+        plain: Callable[[Any], Operation] = getattr(self, name)
+        return plain(actor)
+
     def _new_wager(
         self,
         seat: int,

@@ -38,7 +38,7 @@ from typing import ClassVar
 
 from tablejack.core.cards import Card
 from tablejack.core.commands import Command
-from tablejack.core.errors import IllegalActionError, InvalidNotationError
+from tablejack.core.errors import IllegalActionError
 from tablejack.core.hands import Hand
 from tablejack.core.money import format_cents, winnings
 from tablejack.core.records import (
@@ -638,25 +638,7 @@ class ClassicRound(SeatTurns):
         """Raise unless ``seat`` may split its current hand (§ 633a.11)."""
         hand = self._verify_turn(seat, "split", SPLIT)
         state = self.seats[seat]
-        rules = self.rules
-        cards = hand.hand.cards
-        if len(cards) != 2 or cards[0].points != cards[1].points:
-            shown = " ".join(card.display for card in cards)
-            raise IllegalActionError(
-                f"Only two cards of identical value may be split, not {shown} ({SPLIT}(a)).",
-                rule=f"{SPLIT}(a)",
-            )
-        if len(state.hands) >= rules.max_split_hands:
-            raise IllegalActionError(
-                f"These rules allow at most {rules.max_split_hands} hands from one by splitting "
-                f"({SPLIT}(c)).",
-                rule=f"{SPLIT}(c)",
-            )
-        if hand.split_aces and not rules.resplit_aces:
-            raise IllegalActionError(
-                f"These rules do not allow split aces to be split again ({SPLIT}(c)).",
-                rule=f"{SPLIT}(c)",
-            )
+        self._verify_split(hand.hand.cards, len(state.hands), hand.split_aces, SPLIT)
 
     def can_split(self, seat: int) -> bool:
         """Whether :meth:`split` would succeed."""
@@ -743,7 +725,7 @@ class ClassicRound(SeatTurns):
         "close-ez-bust": "close_ez_bust",
         "close-wagering": "close_wagering",
     }
-    _SEAT_VERBS: ClassVar[dict[str, tuple[str, bool]]] = {
+    _ACTOR_VERBS: ClassVar[dict[str, tuple[str, bool]]] = {
         "insurance": ("take_insurance", True),
         "ez-bust": ("place_ez_bust", True),
         "double": ("double_down", True),
@@ -760,29 +742,7 @@ class ClassicRound(SeatTurns):
         """Apply one command in the text notation (``"2 hit"``, ``"dealer close-insurance"``)."""
         if isinstance(command, str):
             command = Command.parse(command)
-        verb = command.verb
-        if command.actor == "dealer":
-            name = self._DEALER_VERBS.get(verb)
-            if name is None or command.amount is not None:
-                raise InvalidNotationError(
-                    f"{str(command)!r}: the dealer's commands are {', '.join(self._DEALER_VERBS)}."
-                )
-            dealer_verb: Callable[[], Operation] = getattr(self, name)
-            return dealer_verb()
-        entry = self._SEAT_VERBS.get(verb)
-        if entry is None:
-            raise InvalidNotationError(
-                f"{str(command)!r}: unknown verb {verb!r}; seats use {', '.join(self._SEAT_VERBS)}."
-            )
-        name, takes_amount = entry
-        seat = command.seat
-        if takes_amount:
-            with_amount: Callable[[int, int | None], Operation] = getattr(self, name)
-            return with_amount(seat, command.amount)
-        if command.amount is not None:
-            raise InvalidNotationError(f"{str(command)!r}: {verb!r} takes no amount.")
-        plain: Callable[[int], Operation] = getattr(self, name)
-        return plain(seat)
+        return self._dispatch(command)
 
     # -- the automatic steps ---------------------------------------------------------------
 

@@ -910,25 +910,7 @@ class HybridRound(RoundRecords):
     ) -> None:
         """Raise unless ``player`` may split his current hand (§ 633a.11)."""
         state, current = self._verify_decision(player, "split", SPLIT, position, hand)
-        rules = self.rules
-        cards = current.hand.cards
-        if len(cards) != 2 or cards[0].points != cards[1].points:
-            shown = " ".join(card.display for card in cards)
-            raise IllegalActionError(
-                f"Only two cards of identical value may be split, not {shown} ({SPLIT}(a)).",
-                rule=f"{SPLIT}(a)",
-            )
-        if len(state.hands) >= rules.max_split_hands:
-            raise IllegalActionError(
-                f"These rules allow at most {rules.max_split_hands} hands from one by splitting "
-                f"({SPLIT}(c)).",
-                rule=f"{SPLIT}(c)",
-            )
-        if current.split_aces and not rules.resplit_aces:
-            raise IllegalActionError(
-                f"These rules do not allow split aces to be split again ({SPLIT}(c)).",
-                rule=f"{SPLIT}(c)",
-            )
+        self._verify_split(current.hand.cards, len(state.hands), current.split_aces, SPLIT)
 
     def can_split(
         self, player: str, *, position: int | None = None, hand: int | None = None

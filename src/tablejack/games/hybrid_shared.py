@@ -216,8 +216,9 @@ class HybridSharedRound(RoundRecords):
     game = "hybrid-shared"
     irregularity_clause = CARD_READER
 
+    actors_by_seat = False
     _DEALER_VERBS: ClassVar[dict[str, str]] = {"countdown-expired": "countdown_expired"}
-    _PLAYER_VERBS: ClassVar[dict[str, tuple[str, bool]]] = {
+    _ACTOR_VERBS: ClassVar[dict[str, tuple[str, bool]]] = {
         "insurance": ("take_insurance", True),
         "double": ("double_down", True),
         "no-insurance": ("decline_insurance", False),
@@ -892,29 +893,7 @@ class HybridSharedRound(RoundRecords):
         """Apply one command in the text notation (``"ann hit"``, ``"dealer countdown-expired"``)."""
         if isinstance(command, str):
             command = Command.parse(command)
-        verb = command.verb
-        if command.actor == "dealer":
-            name = self._DEALER_VERBS.get(verb)
-            if name is None or command.amount is not None:
-                raise InvalidNotationError(
-                    f"{str(command)!r}: the dealer's commands are {', '.join(self._DEALER_VERBS)}."
-                )
-            dealer_verb: Callable[[], Operation] = getattr(self, name)
-            return dealer_verb()
-        entry = self._PLAYER_VERBS.get(verb)
-        if entry is None:
-            raise InvalidNotationError(
-                f"{str(command)!r}: unknown verb {verb!r}; players use "
-                f"{', '.join(self._PLAYER_VERBS)}."
-            )
-        name, takes_amount = entry
-        if takes_amount:
-            with_amount: Callable[[str, int | None], Operation] = getattr(self, name)
-            return with_amount(command.actor, command.amount)
-        if command.amount is not None:
-            raise InvalidNotationError(f"{str(command)!r}: {verb!r} takes no amount.")
-        plain: Callable[[str], Operation] = getattr(self, name)
-        return plain(command.actor)
+        return self._dispatch(command)
 
     # -- the automatic steps ---------------------------------------------------------------
 
