@@ -45,7 +45,7 @@ a time through :meth:`HybridRound.deal_card` as the card-reading shoe reads them
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from fractions import Fraction
@@ -271,16 +271,27 @@ class HybridRound(RoundRecords):
         return self.phase.value
 
     def legal_actions(self, player: str) -> list[str]:
-        """The command words ``player`` may use now."""
-        checks: list[tuple[str, Callable[[], bool]]] = [
-            ("insurance", lambda: self.can_take_insurance(player)),
-            ("no-insurance", lambda: self.can_decline_insurance(player)),
-            ("even-money", lambda: self.can_take_even_money(player)),
-            ("hit", lambda: self.can_hit(player)),
-            ("stand", lambda: self.can_stand(player)),
-            ("double", lambda: self.can_double_down(player)),
-            ("split", lambda: self.can_split(player)),
-        ]
+        """The command words ``player`` may use now. Each verb's own check decides; the
+        phase only skips the checks that its first condition would refuse (insurance and even
+        money are offered in the insurance phase alone, the decisions of (r)–(t) in an open
+        decision window alone), which matters because every terminal's view asks this at each
+        change of the table."""
+        checks: list[tuple[str, Callable[[], bool]]]
+        if self.phase is Phase.INSURANCE:
+            checks = [
+                ("insurance", lambda: self.can_take_insurance(player)),
+                ("no-insurance", lambda: self.can_decline_insurance(player)),
+                ("even-money", lambda: self.can_take_even_money(player)),
+            ]
+        elif self.phase is Phase.PLAYING and self.card_request is None and self._window_open:
+            checks = [
+                ("hit", lambda: self.can_hit(player)),
+                ("stand", lambda: self.can_stand(player)),
+                ("double", lambda: self.can_double_down(player)),
+                ("split", lambda: self.can_split(player)),
+            ]
+        else:
+            return []
         return [name for name, check in checks if check()]
 
     # -- wagering ((k), (l), (m)) ----------------------------------------------------------
@@ -1337,42 +1348,58 @@ class HybridRound(RoundRecords):
         community cards, the dealer's up card -- the hole card only once turned up), his own
         wagers, hands, choices and settlements, and of the other players only their names and
         positions (their hands and results once the round is complete). Plain JSON data."""
-        state = self.players.get(player)
-        if state is None:
-            raise IllegalActionError(
-                f"{player!r} has no Blackjack Wager this round ({POSITIONS}).", rule=POSITIONS
-            )
-        view = self._table_view()
-        view["you"] = {
-            "player": state.name,
-            "position": state.position,
-            "blackjack_wager": state.wager,
-            "buzzer_beater": state.buzzer_beater,
-            "insurance": (
-                None
-                if state.insurance_wager_id is None
-                else self.wagers[state.insurance_wager_id].amount
-            ),
-            "hands": [hand_view(hand) for hand in state.hands],
-            "community_cards_used": state.cursor,
-            "legal_actions": self.legal_actions(player),
-            "awaiting_decision": player in self.awaiting_players(),
-            "settlements": [s.to_json() for s in self.settlements if s.player == player],
-            "net": self.player_net()[player],
-        }
-        others: list[dict[str, Any]] = []
+        return self.terminal_views([player])[player]
+
+    def terminal_views(self, players: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """:meth:`terminal_view` of several players at once, as every terminal at the table
+        gets it at each change: the table's part, the players' entries, the settlements and
+        the nets are built once for all of them, not once per player. The views share those
+        parts; treat them as read-only."""
+        wanted = list(players)
+        for player in wanted:
+            if player not in self.players:
+                raise IllegalActionError(
+                    f"{player!r} has no Blackjack Wager this round ({POSITIONS}).", rule=POSITIONS
+                )
+        table = self._table_view()
+        awaiting = set(self.awaiting_players())
+        nets = self.player_net()
+        settlements: dict[str, list[dict[str, Any]]] = {}
+        for settlement in self.settlements:
+            settlements.setdefault(settlement.player, []).append(settlement.to_json())
+        entries: list[tuple[str, dict[str, Any]]] = []
         for other in self._order or list(self.players.values()):
-            if other.name == player:
-                continue
             entry: dict[str, Any] = {"player": other.name, "position": other.position}
             if self.is_complete:
                 entry["hands"] = [
                     {"cards": [c.code for c in h.hand.cards], "total": h.hand.total}
                     for h in other.hands
                 ]
-            others.append(entry)
-        view["players"] = others
-        return view
+            entries.append((other.name, entry))
+        views: dict[str, dict[str, Any]] = {}
+        for player in wanted:
+            state = self.players[player]
+            view = dict(table)
+            view["you"] = {
+                "player": state.name,
+                "position": state.position,
+                "blackjack_wager": state.wager,
+                "buzzer_beater": state.buzzer_beater,
+                "insurance": (
+                    None
+                    if state.insurance_wager_id is None
+                    else self.wagers[state.insurance_wager_id].amount
+                ),
+                "hands": [hand_view(hand) for hand in state.hands],
+                "community_cards_used": state.cursor,
+                "legal_actions": self.legal_actions(player),
+                "awaiting_decision": player in awaiting,
+                "settlements": settlements.get(player, []),
+                "net": nets[player],
+            }
+            view["players"] = [entry for name, entry in entries if name != player]
+            views[player] = view
+        return views
 
     def audit_view(self) -> dict[str, Any]:
         """Everything, for the surveillance and audit audience: the hole card, every player's

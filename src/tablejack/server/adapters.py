@@ -335,14 +335,9 @@ class HybridAdapter(Adapter):
         return view
 
     def player_views(self, round_: Any, players: Iterable[str]) -> dict[str, dict[str, Any]]:
-        views: dict[str, dict[str, Any]] = {}
-        watching: list[str] = []
-        with shared_table_view(round_):
-            for player in players:
-                if player in round_.players:
-                    views[player] = round_.terminal_view(player)
-                else:
-                    watching.append(player)
+        playing = [player for player in players if player in round_.players]
+        views: dict[str, dict[str, Any]] = round_.terminal_views(playing)
+        watching = [player for player in players if player not in round_.players]
         if watching:  # no wager this round: the same public view for all of them
             public = self.player_view(round_, watching[0])
             views.update(dict.fromkeys(watching, public))

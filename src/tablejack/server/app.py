@@ -20,7 +20,7 @@ from fastapi.responses import FileResponse, PlainTextResponse, RedirectResponse
 from pydantic import BaseModel, Field, ValidationError
 from starlette.websockets import WebSocketDisconnect
 
-from tablejack.server.floor import Connection, Floor, dumps
+from tablejack.server.floor import Connection, Floor
 from tablejack.server.protocol import (
     PROTOCOL_VERSION,
     Action,
@@ -34,6 +34,7 @@ from tablejack.server.protocol import (
 )
 from tablejack.server.recall import recall
 from tablejack.server.table import RefusedError, Table, TableConfig
+from tablejack.server.wire import dumps
 from tablejack.store import Store
 
 __all__ = ["RateLimit", "create_app"]

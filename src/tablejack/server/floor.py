@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 import tomllib
@@ -20,6 +19,7 @@ from typing import Any
 from tablejack.core.rules import read_toml
 from tablejack.games import GAMES
 from tablejack.server.table import Table, TableConfig
+from tablejack.server.wire import dumps
 from tablejack.store import InsufficientFundsError, Store, Transfer
 
 __all__ = ["Connection", "Floor", "load_tables_file", "table_config_from"]
@@ -228,8 +228,3 @@ class Floor:
         """Stop every table's clock and automated dealer."""
         for table in self.tables.values():
             await table.stop()
-
-
-def dumps(message: Mapping[str, Any]) -> str:
-    """Compact JSON for the socket."""
-    return json.dumps(message, separators=(",", ":"), default=str)

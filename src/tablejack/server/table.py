@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime as dt
-import json
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from tablejack.games import GAMES, transcript
 from tablejack.server.adapters import Adapter, adapter_for, rules_icon
 from tablejack.server.bookkeeping import Books
 from tablejack.server.cards import VirtualShoe
+from tablejack.server.wire import dumps as _encode
 from tablejack.store import (
     EventIn,
     EventRecord,
@@ -167,11 +167,6 @@ def replay_round(events: list[EventRecord], adapter: Adapter) -> Any:
         elif record.kind == "card":
             round_.deal_card(Card.parse(payload["code"]))
     return round_
-
-
-def _encode(value: Any) -> str:
-    """Compact JSON (as :func:`tablejack.server.floor.dumps`)."""
-    return json.dumps(value, separators=(",", ":"), default=str)
 
 
 @dataclass(eq=False)

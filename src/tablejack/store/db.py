@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from sqlalchemy import Connection, Engine, case, create_engine, func, select, text, update
+from sqlalchemy import Connection, Engine, bindparam, create_engine, func, select, text, update
 from sqlalchemy import event as sa_event
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
@@ -239,6 +239,35 @@ def _migrate(connection: Any) -> None:
     command.upgrade(config, "head")
 
 
+# The statements of the play write path, built once: a step runs them with its own values
+# (building a statement per step costs more than running it).
+_EVENTS_INSERT = EVENTS.insert()
+_LEDGER_INSERT = LEDGER.insert()
+_ROUND_AT = (ROUNDS.c.id == bindparam("b_round")) & (ROUNDS.c.last_seq == bindparam("b_expected"))
+_ROUND_MOVE = {
+    closing: update(ROUNDS)
+    .where(_ROUND_AT)
+    .values(
+        last_seq=bindparam("b_seq"),
+        head_hash=bindparam("b_head"),
+        **({"status": bindparam("b_status")} if closing is not None else {}),
+        **({"closed_us": bindparam("b_closed")} if closing else {}),
+    )
+    for closing in (None, False, True)
+}
+"""Move a round's head: no status change (None), a status that keeps it open (False), or one
+that closes it (True)."""
+_BALANCE_ADD = (
+    update(ACCOUNTS)
+    .where(ACCOUNTS.c.id == bindparam("b_account"))
+    .values(balance=ACCOUNTS.c.balance + bindparam("b_delta"))
+)
+_BALANCE_TAKE = _BALANCE_ADD.where(
+    (ACCOUNTS.c.kind != "player") | (ACCOUNTS.c.balance >= bindparam("b_need"))
+)
+"""Take from an account: a player's balance never goes below zero."""
+
+
 class Store:
     """The SQL store of a floor. Create with :meth:`open`; close with :meth:`close`."""
 
@@ -251,6 +280,8 @@ class Store:
         self._writer: asyncio.Task[None] | None = None
         self._sync_engine: Engine | None = None
         """SQLite file: the synchronous engine of the play write path (see _write_steps)."""
+        self._meters_upsert: Any = None
+        """The meters' insert-or-add statement of this dialect (built at first use)."""
         self._heads: dict[str, tuple[int, str]] = {}
         """The last (seq, hash) of each open round this store wrote (saves a read per step;
         the round row's update checks it, so a stale entry is caught)."""
@@ -383,34 +414,19 @@ class Store:
                     "memo": transfer.memo[:200],
                 }
             )
-        accounts = ACCOUNTS
         changed = {account: delta for account, delta in sorted(deltas.items()) if delta}
-        if self._serialise and changed:
-            # SQLite has one writer at a time: one statement updates every account
-            shift = case(changed, value=accounts.c.id)
-            result = connection.execute(
-                update(accounts)
-                .where(accounts.c.id.in_(list(changed)))
-                .where((accounts.c.kind != "player") | (accounts.c.balance + shift >= 0))
-                .values(balance=accounts.c.balance + shift)
-            )
-            if result.rowcount != len(changed):
-                self._refuse(connection, changed)
-        else:
-            for account_id, delta in changed.items():  # a fixed lock order: no deadlock
-                statement = (
-                    update(accounts)
-                    .where(accounts.c.id == account_id)
-                    .values(balance=accounts.c.balance + delta)
+        for account_id, delta in changed.items():  # a fixed lock order: no deadlock
+            if delta < 0:
+                result = connection.execute(
+                    _BALANCE_TAKE, {"b_account": account_id, "b_delta": delta, "b_need": -delta}
                 )
-                if delta < 0:
-                    statement = statement.where(
-                        (accounts.c.kind != "player") | (accounts.c.balance >= -delta)
-                    )
-                result = connection.execute(statement)
-                if result.rowcount != 1:
-                    self._refuse(connection, {account_id: delta})
-        connection.execute(LEDGER.insert(), rows)
+            else:
+                result = connection.execute(
+                    _BALANCE_ADD, {"b_account": account_id, "b_delta": delta}
+                )
+            if result.rowcount != 1:
+                self._refuse(connection, {account_id: delta})
+        connection.execute(_LEDGER_INSERT, rows)
 
     def _refuse(self, connection: Connection, changed: Mapping[str, int]) -> None:
         """Raise the reason an account update was refused (the transaction rolls back)."""
@@ -722,7 +738,7 @@ class Store:
             prev = digest
         if records:
             connection.execute(
-                EVENTS.insert(),
+                _EVENTS_INSERT,
                 [
                     {
                         "round_id": r.round_id,
@@ -738,16 +754,18 @@ class Store:
                     for r in records
                 ],
             )
-        values: dict[str, Any] = {"last_seq": seq, "head_hash": prev}
-        if step.status is not None:
-            values["status"] = step.status
-            if step.status != "open":
-                values["closed_us"] = at
-        moved = connection.execute(
-            update(rounds)
-            .where((rounds.c.id == step.round_id) & (rounds.c.last_seq == expected))
-            .values(**values)
-        )
+        values: dict[str, Any] = {
+            "b_round": step.round_id,
+            "b_expected": expected,
+            "b_seq": seq,
+            "b_head": prev,
+        }
+        closing = None if step.status is None else step.status != "open"
+        if closing is not None:
+            values["b_status"] = step.status
+            if closing:
+                values["b_closed"] = at
+        moved = connection.execute(_ROUND_MOVE[closing], values)
         if moved.rowcount != 1:
             raise DuplicateEventError(
                 f"The log of round {step.round_id!r} moved on past event {expected}."
@@ -773,18 +791,20 @@ class Store:
             entry[1] += win
         if not totals:
             return
-        from sqlalchemy.dialects import postgresql, sqlite
+        statement = self._meters_upsert
+        if statement is None:
+            from sqlalchemy.dialects import postgresql, sqlite
 
-        statement: Any = (
-            sqlite.insert(METERS) if self.dialect == "sqlite" else postgresql.insert(METERS)
-        )
-        statement = statement.on_conflict_do_update(
-            index_elements=[METERS.c.table_id, METERS.c.wager_kind],
-            set_={
-                "drop": METERS.c.drop + statement.excluded.drop,
-                "win": METERS.c.win + statement.excluded.win,
-            },
-        )
+            insert: Any = (
+                sqlite.insert(METERS) if self.dialect == "sqlite" else postgresql.insert(METERS)
+            )
+            statement = self._meters_upsert = insert.on_conflict_do_update(
+                index_elements=[METERS.c.table_id, METERS.c.wager_kind],
+                set_={
+                    "drop": METERS.c.drop + insert.excluded.drop,
+                    "win": METERS.c.win + insert.excluded.win,
+                },
+            )
         connection.execute(
             statement,
             [
