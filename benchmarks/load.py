@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import secrets
@@ -43,6 +44,16 @@ def rss_mb(pid: int) -> float:
     except OSError:
         pass
     return 0.0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time a process has used, in seconds (Linux): a figure that other
+    work on the machine does not inflate, unlike the latencies."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def soak_report(memory: list[float]) -> dict[str, object]:
@@ -189,6 +200,11 @@ async def main() -> None:
         setup_seconds = time.perf_counter() - setup_started
         before_rounds = (await count_rounds(db))[0]
         memory = [rss_mb(server.pid)]
+        cpu_before = cpu_seconds(server.pid)
+        bots_cpu_before = time.process_time()
+        gc.collect()  # the bots, like the server, spend less time in the collector
+        gc.freeze()
+        gc.set_threshold(20_000, 20, 100)
         stop = asyncio.Event()
         timings = Timings()
         url = f"ws://127.0.0.1:{port}/ws"
@@ -212,6 +228,8 @@ async def main() -> None:
         while time.perf_counter() - started < args.seconds:
             await asyncio.sleep(1.0)
             memory.append(rss_mb(server.pid))
+        server_cpu = cpu_seconds(server.pid) - cpu_before
+        bots_cpu = time.process_time() - bots_cpu_before
         stop.set()
         await asyncio.gather(*bots, return_exceptions=True)
         elapsed = time.perf_counter() - started
@@ -243,6 +261,10 @@ async def main() -> None:
             "latency_p95_ms": round(pct(95), 1),
             "latency_p99_ms": round(pct(99), 1),
             "latency_mean_ms": round(1000 * statistics.fmean(samples), 1) if samples else None,
+            "server_cpu_percent": round(100 * server_cpu / elapsed, 1),
+            "server_cpu_ms_per_round": round(1000 * server_cpu / rounds, 1) if rounds else None,
+            "bots_cpu_percent": round(100 * bots_cpu / elapsed, 1),
+            "load_average_1min": round(os.getloadavg()[0], 2),
             "server_rss_mb_start": round(memory[0], 1),
             "server_rss_mb_peak": round(max(memory), 1),
             "server_rss_mb_end": round(memory[-1], 1),

@@ -138,6 +138,37 @@ def test_a_wager_above_the_balance_writes_nothing(backend: Backend) -> None:
     assert (balance, last_seq, kinds) == (9000, 1, ["wager"])
 
 
+def test_steps_written_together_refuse_what_each_alone_would(backend: Backend) -> None:
+    """Steps waiting together are written in one transaction; a step that would overdraw a
+    player is refused even when a later step of the same batch would cover it, and the other
+    steps of the batch are still written."""
+
+    async def body(store: Store) -> tuple[list[str], int | None, int | None]:
+        await _floor(store)
+        await store.commit(_wager("T1-000001", "ann", 1000, open_round=True))
+        pay = Step(
+            "T1-000002",
+            events=[EventIn("settle", {"player": "ann"}, actor="dealer")],
+            transfers=[Transfer("escrow:T1", "ann", 1000, "returned", 0)],
+            open_round=("T1", 2, "classic", "round"),
+        )
+        outcomes = await asyncio.gather(
+            store.commit(_wager("T1-000001", "ann", 9500)),  # 9,000 left: refused
+            store.commit(pay),  # would cover it, but comes after
+            store.commit(_wager("T1-000001", "bob", 9999, open_round=False)),
+            return_exceptions=True,
+        )
+        return (
+            [type(o).__name__ for o in outcomes],
+            await store.balance("ann"),
+            await store.balance("bob"),
+        )
+
+    kinds, ann, bob = backend.run(body)
+    assert kinds == ["InsufficientFundsError", "list", "list"]
+    assert (ann, bob) == (10_000, 1)
+
+
 def test_transfers_are_positive_whole_cents(backend: Backend) -> None:
     async def body(store: Store) -> int | None:
         await _floor(store)

@@ -6,6 +6,7 @@ Heavy modules (the web framework, the database drivers) are imported only when a
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -60,7 +61,7 @@ def register(app: typer.Typer) -> None:
         application = create_app(
             db,
             tables=configs,
-            setup=setup,
+            setup=_settle_heap_after(setup),
             broadcast_interval=batch_ms / 1000,
             reader_port=reader_port,
             reader_host=host,
@@ -157,3 +158,16 @@ def _time(us: int) -> str:
     import datetime as dt
 
     return dt.datetime.fromtimestamp(us / 1e6, dt.UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+def _settle_heap_after(setup: Any) -> Any:
+    """The floor's start-up, then the garbage collector tuned for a long-running server."""
+
+    async def run(floor: Any) -> None:
+        if setup is not None:
+            await setup(floor)
+        gc.collect()
+        gc.freeze()
+        gc.set_threshold(20_000, 20, 100)
+
+    return run

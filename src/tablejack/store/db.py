@@ -268,6 +268,73 @@ _BALANCE_TAKE = _BALANCE_ADD.where(
 """Take from an account: a player's balance never goes below zero."""
 
 
+def _ledger_rows(
+    transfers: Sequence[Transfer],
+    round_id: str | None,
+    seq: int | None,
+    at_us: int,
+    seqs: Sequence[int],
+    rows: list[dict[str, Any]],
+) -> dict[str, int]:
+    """Check ``transfers``, append their ledger rows to ``rows`` and return the net change of
+    each account they touch."""
+    deltas: dict[str, int] = defaultdict(int)
+    for transfer in transfers:
+        if isinstance(transfer.amount, bool) or not isinstance(transfer.amount, int):
+            raise StoreError(f"A transfer amount must be whole cents, not {transfer.amount!r}.")
+        if transfer.amount <= 0:
+            raise StoreError(f"A transfer moves a positive amount, not {transfer.amount}.")
+        if transfer.from_account == transfer.to_account:
+            raise StoreError(f"A transfer from {transfer.from_account!r} to itself.")
+        deltas[transfer.from_account] -= transfer.amount
+        deltas[transfer.to_account] += transfer.amount
+        rows.append(
+            {
+                "at_us": at_us,
+                "from_account": transfer.from_account,
+                "to_account": transfer.to_account,
+                "amount": transfer.amount,
+                "kind": transfer.kind,
+                "round_id": round_id,
+                "seq": seq if transfer.event is None or not seqs else seqs[transfer.event],
+                "wager_id": transfer.wager_id,
+                "memo": transfer.memo[:200],
+            }
+        )
+    return deltas
+
+
+class _Shifts:
+    """The balance changes of several steps written in one transaction: per account the
+    total, and the lowest point the balance reaches after any step (relative to its start),
+    so one update per account can refuse exactly what the steps one by one would refuse.
+
+    >>> shifts = _Shifts()
+    >>> shifts.add({"ann": -500, "escrow": 500})
+    >>> shifts.add({"ann": 800, "escrow": -800})
+    >>> list(shifts.per_account())  # ann needs 500 at the start; escrow goes to -300
+    [('ann', (300, 500)), ('escrow', (-300, 300))]
+    """
+
+    def __init__(self) -> None:
+        self._running: dict[str, int] = {}
+        self._lowest: dict[str, int] = {}
+
+    def add(self, deltas: Mapping[str, int]) -> None:
+        """The net changes of one step."""
+        for account, delta in deltas.items():
+            if not delta:
+                continue
+            running = self._running.get(account, 0) + delta
+            self._running[account] = running
+            self._lowest[account] = min(self._lowest.get(account, 0), running)
+
+    def per_account(self) -> Iterable[tuple[str, tuple[int, int]]]:
+        """``(account, (total change, balance needed at the start))``, sorted by account."""
+        for account in sorted(self._running):
+            yield account, (self._running[account], -self._lowest[account])
+
+
 class Store:
     """The SQL store of a floor. Create with :meth:`open`; close with :meth:`close`."""
 
@@ -390,43 +457,26 @@ class Store:
         it names one, else ``seq``."""
         if not transfers:
             return
-        deltas: dict[str, int] = defaultdict(int)
-        rows = []
-        for transfer in transfers:
-            if isinstance(transfer.amount, bool) or not isinstance(transfer.amount, int):
-                raise StoreError(f"A transfer amount must be whole cents, not {transfer.amount!r}.")
-            if transfer.amount <= 0:
-                raise StoreError(f"A transfer moves a positive amount, not {transfer.amount}.")
-            if transfer.from_account == transfer.to_account:
-                raise StoreError(f"A transfer from {transfer.from_account!r} to itself.")
-            deltas[transfer.from_account] -= transfer.amount
-            deltas[transfer.to_account] += transfer.amount
-            rows.append(
-                {
-                    "at_us": at_us,
-                    "from_account": transfer.from_account,
-                    "to_account": transfer.to_account,
-                    "amount": transfer.amount,
-                    "kind": transfer.kind,
-                    "round_id": round_id,
-                    "seq": seq if transfer.event is None or not seqs else seqs[transfer.event],
-                    "wager_id": transfer.wager_id,
-                    "memo": transfer.memo[:200],
-                }
-            )
-        changed = {account: delta for account, delta in sorted(deltas.items()) if delta}
-        for account_id, delta in changed.items():  # a fixed lock order: no deadlock
-            if delta < 0:
+        rows: list[dict[str, Any]] = []
+        shifts = _Shifts()
+        shifts.add(_ledger_rows(transfers, round_id, seq, at_us, seqs, rows))
+        self._shift_balances(connection, shifts)
+        connection.execute(_LEDGER_INSERT, rows)
+
+    def _shift_balances(self, connection: Connection, shifts: _Shifts) -> None:
+        """Apply each account's total change, refusing (the transaction rolls back) when a
+        player's balance would have gone below zero after any of the steps."""
+        for account_id, (total, need) in shifts.per_account():  # a fixed lock order
+            if need > 0:
                 result = connection.execute(
-                    _BALANCE_TAKE, {"b_account": account_id, "b_delta": delta, "b_need": -delta}
+                    _BALANCE_TAKE, {"b_account": account_id, "b_delta": total, "b_need": need}
                 )
             else:
                 result = connection.execute(
-                    _BALANCE_ADD, {"b_account": account_id, "b_delta": delta}
+                    _BALANCE_ADD, {"b_account": account_id, "b_delta": total}
                 )
             if result.rowcount != 1:
-                self._refuse(connection, {account_id: delta})
-        connection.execute(_LEDGER_INSERT, rows)
+                self._refuse(connection, {account_id: -need if need > 0 else total})
 
     def _refuse(self, connection: Connection, changed: Mapping[str, int]) -> None:
         """Raise the reason an account update was refused (the transaction rolls back)."""
@@ -655,131 +705,153 @@ class Store:
     async def _write_step(
         self, connection: AsyncConnection, step: Step
     ) -> tuple[list[EventRecord], tuple[int, str]]:
-        """:meth:`_write_step_sync` on an async connection."""
-        return await connection.run_sync(self._write_step_sync, step)
+        """One step inside the caller's transaction, on an async connection."""
+        [written] = await connection.run_sync(self._write_batch_sync, [step])
+        return written
 
     def _write_steps_sync(
         self, steps: Sequence[Step]
     ) -> list[tuple[list[EventRecord], tuple[int, str]]]:
-        """Write steps in one transaction of the synchronous SQLite writer (in a thread)."""
+        """Write steps in one transaction of the synchronous SQLite writer."""
         assert self._sync_engine is not None
         with self._sync_engine.begin() as connection:
-            return [self._write_step_sync(connection, step) for step in steps]
+            return self._write_batch_sync(connection, steps)
 
     async def _write_steps(
         self, steps: Sequence[Step]
     ) -> list[tuple[list[EventRecord], tuple[int, str]]]:
-        """Write steps in ONE transaction. On an SQLite file the whole transaction runs in one
-        call of a worker thread on a plain sqlite3 connection (one hand-off per transaction
-        instead of one per statement; the event loop keeps serving terminals meanwhile)."""
+        """Write steps in ONE transaction. On an SQLite file the transaction runs on a plain
+        sqlite3 connection, in one go on the event loop's thread: its statements are short and
+        a commit in WAL mode with ``synchronous=NORMAL`` does not wait for the disk, so a
+        hand-off to a worker thread would cost more than it saves."""
         if self._sync_engine is not None:
             async with self._write_lock:
                 return self._write_steps_sync(steps)
         async with self._write() as connection:
-            return await connection.run_sync(
-                lambda sync: [self._write_step_sync(sync, step) for step in steps]
-            )
+            return await connection.run_sync(self._write_batch_sync, steps)
 
-    def _write_step_sync(
-        self, connection: Connection, step: Step
-    ) -> tuple[list[EventRecord], tuple[int, str]]:
-        """The statements of one step, inside the caller's transaction."""
-        at = step.at_us if step.at_us is not None else now_us()
+    def _write_batch_sync(
+        self, connection: Connection, steps: Sequence[Step]
+    ) -> list[tuple[list[EventRecord], tuple[int, str]]]:
+        """The statements of several steps, inside the caller's transaction, written as if
+        one after the other but with one statement per table where possible: every event of
+        every step in one insert, one head update per round, one balance update per account
+        (refusing what any single step would have refused, see :class:`_Shifts`), every
+        ledger row in one insert, every meter increment in one upsert."""
         rounds = ROUNDS
-        if step.open_round is not None:
-            table_id, number, game, kind = step.open_round
-            connection.execute(
-                rounds.insert().values(
-                    id=step.round_id,
-                    table_id=table_id,
-                    number=number,
-                    kind=kind,
-                    game=game,
-                    status="open",
-                    opened_us=at,
-                    last_seq=0,
-                    head_hash=GENESIS,
-                )
-            )
-        cached = (0, GENESIS) if step.open_round is not None else self._heads.get(step.round_id)
-        if cached is None:
-            head = (
+        heads: dict[str, tuple[int, str]] = {}
+        """The head of each round as the steps so far left it."""
+        moves: dict[str, dict[str, Any]] = {}
+        """Per round: the head update (the first step's expected head, the last step's)."""
+        event_rows: list[dict[str, Any]] = []
+        ledger: list[dict[str, Any]] = []
+        shifts = _Shifts()
+        meters: list[tuple[str, str, int, int]] = []
+        out: list[tuple[list[EventRecord], tuple[int, str]]] = []
+        for step in steps:
+            at = step.at_us if step.at_us is not None else now_us()
+            round_id = step.round_id
+            if step.open_round is not None:
+                table_id, number, game, kind = step.open_round
                 connection.execute(
-                    select(rounds.c.last_seq, rounds.c.head_hash)
-                    .where(rounds.c.id == step.round_id)
-                    .with_for_update()
+                    rounds.insert().values(
+                        id=round_id,
+                        table_id=table_id,
+                        number=number,
+                        kind=kind,
+                        game=game,
+                        status="open",
+                        opened_us=at,
+                        last_seq=0,
+                        head_hash=GENESIS,
+                    )
                 )
-            ).first()
-            if head is None:
-                raise StoreError(f"No round {step.round_id!r}.")
-            cached = (int(head[0]), str(head[1]))
-        seq, prev = cached
-        expected = seq
-        records = []
-        for item in step.events:
-            seq += 1
-            payload = canonical(item.payload)
-            digest = chain_hash(
-                prev, step.round_id, seq, at, item.kind, item.actor, item.terminal, payload
-            )
-            records.append(
-                EventRecord(
-                    step.round_id,
-                    seq,
-                    at,
-                    item.kind,
-                    item.actor,
-                    item.terminal,
-                    dict(item.payload),
-                    prev,
-                    digest,
+                cached: tuple[int, str] | None = (0, GENESIS)
+            else:
+                cached = heads.get(round_id) or self._heads.get(round_id)
+            if cached is None:
+                head = (
+                    connection.execute(
+                        select(rounds.c.last_seq, rounds.c.head_hash)
+                        .where(rounds.c.id == round_id)
+                        .with_for_update()
+                    )
+                ).first()
+                if head is None:
+                    raise StoreError(f"No round {round_id!r}.")
+                cached = (int(head[0]), str(head[1]))
+            seq, prev = cached
+            move = moves.get(round_id)
+            if move is None or step.open_round is not None:
+                move = moves[round_id] = {"b_round": round_id, "b_expected": seq}
+            records = []
+            for item in step.events:
+                seq += 1
+                payload = canonical(item.payload)
+                digest = chain_hash(
+                    prev, round_id, seq, at, item.kind, item.actor, item.terminal, payload
                 )
-            )
-            prev = digest
-        if records:
-            connection.execute(
-                _EVENTS_INSERT,
-                [
+                records.append(
+                    EventRecord(
+                        round_id,
+                        seq,
+                        at,
+                        item.kind,
+                        item.actor,
+                        item.terminal,
+                        dict(item.payload),
+                        prev,
+                        digest,
+                    )
+                )
+                event_rows.append(
                     {
-                        "round_id": r.round_id,
-                        "seq": r.seq,
-                        "at_us": r.at_us,
-                        "kind": r.kind,
-                        "actor": r.actor,
-                        "terminal": r.terminal,
-                        "payload": canonical(r.payload),
-                        "prev_hash": r.prev_hash,
-                        "hash": r.hash,
+                        "round_id": round_id,
+                        "seq": seq,
+                        "at_us": at,
+                        "kind": item.kind,
+                        "actor": item.actor,
+                        "terminal": item.terminal,
+                        "payload": payload,
+                        "prev_hash": prev,
+                        "hash": digest,
                     }
-                    for r in records
-                ],
-            )
-        values: dict[str, Any] = {
-            "b_round": step.round_id,
-            "b_expected": expected,
-            "b_seq": seq,
-            "b_head": prev,
-        }
-        closing = None if step.status is None else step.status != "open"
-        if closing is not None:
-            values["b_status"] = step.status
-            if closing:
-                values["b_closed"] = at
-        moved = connection.execute(_ROUND_MOVE[closing], values)
-        if moved.rowcount != 1:
-            raise DuplicateEventError(
-                f"The log of round {step.round_id!r} moved on past event {expected}."
-            )
-        self._apply_transfers_sync(
-            connection,
-            step.transfers,
-            step.round_id,
-            records[-1].seq if records else seq,
-            at,
-            [r.seq for r in records],
-        )
-        self._bump_meters(connection, step.meters)
-        return records, (seq, prev)
+                )
+                prev = digest
+            heads[round_id] = (seq, prev)
+            move["b_seq"] = seq
+            move["b_head"] = prev
+            if step.status is not None:
+                move["b_status"] = step.status
+                if step.status != "open":
+                    move["b_closed"] = at
+            if step.transfers:
+                shifts.add(
+                    _ledger_rows(
+                        step.transfers,
+                        round_id,
+                        records[-1].seq if records else seq,
+                        at,
+                        [r.seq for r in records],
+                        ledger,
+                    )
+                )
+            meters.extend(step.meters)
+            out.append((records, (seq, prev)))
+        if event_rows:
+            connection.execute(_EVENTS_INSERT, event_rows)
+        for round_id, move in moves.items():
+            closing = None if "b_status" not in move else "b_closed" in move
+            moved = connection.execute(_ROUND_MOVE[closing], move)
+            if moved.rowcount != 1:
+                raise DuplicateEventError(
+                    f"The log of round {round_id!r} moved on past event {move['b_expected']}."
+                )
+        self._shift_balances(connection, shifts)
+        if ledger:
+            connection.execute(_LEDGER_INSERT, ledger)
+        self._bump_meters(connection, meters)
+        return out
 
     def _bump_meters(
         self, connection: Connection, meters: Sequence[tuple[str, str, int, int]]
