@@ -5,14 +5,17 @@ Starts ``tablejack serve`` as a separate process on a fresh database, connects t
 
 * rounds per second completed by the server (from the store),
 * the 50th/99th percentile from a terminal's decision to every terminal's state update,
-* the server's resident memory (start, peak, end; sampled every second).
+* the server's resident memory (start, peak, end; sampled every second),
+* the server's CPU time: percent of one core, and milliseconds per round — a figure that
+  other work on the machine barely changes, unlike the latencies.
 
     .venv/bin/python benchmarks/load.py --tables 50 --terminals 20 --seconds 60
     .venv/bin/python benchmarks/load.py --db postgresql://postgres@127.0.0.1:5432/test ...
     .venv/bin/python benchmarks/load.py --tables 50 --terminals 20 --soak 3600   # memory flat?
 
-The bots run in this process, on the same machine: on a 2-core machine they compete with the
-server for the CPU, so the figures are a lower bound of what the server alone would do.
+The bots run in ``--bot-processes`` processes (default 2; each plays whole tables, all start
+together), on the same machine: on a 2-core machine they compete with the server for the CPU,
+so the figures are a lower bound of what the server alone would do.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import argparse
 import asyncio
 import gc
 import json
+import multiprocessing
 import os
 import secrets
 import socket
@@ -30,6 +34,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from tablejack.server.botclient import Timings, run_bot
 from tablejack.store import Store
@@ -113,6 +118,57 @@ async def count_rounds(db: str) -> tuple[int, int, list[str]]:
         await store.close()
 
 
+def play_group(job: tuple[str, list[tuple[int, str]], int, float, float]) -> dict[str, Any]:
+    """One bot process: from the time ``begin`` play the given terminals (index, token) for
+    ``seconds`` and return its measurements."""
+    url, group, terminals, begin, seconds = job
+    return asyncio.run(_play_group(url, group, terminals, begin, seconds))
+
+
+async def _play_group(
+    url: str, group: list[tuple[int, str]], terminals: int, begin: float, seconds: float
+) -> dict[str, Any]:
+    gc.collect()  # the bots, like the server, spend less time in the collector
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 100)
+    late = time.time() - begin
+    await asyncio.sleep(max(0.0, -late))
+    cpu_before = time.process_time()
+    stop = asyncio.Event()
+    timings = Timings()
+    bots = [
+        asyncio.create_task(
+            run_bot(
+                url,
+                token,
+                f"EWT-{index:04d}",
+                f"T{index // terminals:03d}",
+                index % 3 + 1,
+                stop=stop,
+                timings=timings,
+                seed=index,
+                buzzer_beater=True,
+            )
+        )
+        for index, token in group
+    ]
+    await asyncio.sleep(seconds)
+    cpu = time.process_time() - cpu_before
+    stop.set()
+    await asyncio.gather(*bots, return_exceptions=True)
+    return {
+        "latencies": timings.latencies(),
+        "decisions": timings.decisions,
+        "wagers": timings.wagers,
+        "errors": timings.errors,
+        "state_messages": sum(
+            len(received) for per in timings.arrivals.values() for received in per.values()
+        ),
+        "cpu_seconds": cpu,
+        "late_seconds": max(0.0, late),
+    }
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=50)
@@ -133,6 +189,12 @@ async def main() -> None:
         default=0.0,
         metavar="SECONDS",
         help="a soak run of this many seconds: the server's RSS over time and whether it is flat",
+    )
+    parser.add_argument(
+        "--bot-processes",
+        type=int,
+        default=2,
+        help="processes the bot terminals run in (whole tables each; default 2)",
     )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -199,43 +261,37 @@ async def main() -> None:
                 await asyncio.sleep(0.2)
         setup_seconds = time.perf_counter() - setup_started
         before_rounds = (await count_rounds(db))[0]
-        memory = [rss_mb(server.pid)]
-        cpu_before = cpu_seconds(server.pid)
-        bots_cpu_before = time.process_time()
-        gc.collect()  # the bots, like the server, spend less time in the collector
-        gc.freeze()
-        gc.set_threshold(20_000, 20, 100)
-        stop = asyncio.Event()
-        timings = Timings()
         url = f"ws://127.0.0.1:{port}/ws"
-        bots = [
-            asyncio.create_task(
-                run_bot(
-                    url,
-                    token,
-                    f"EWT-{index:04d}",
-                    f"T{index // args.terminals:03d}",
-                    index % 3 + 1,
-                    stop=stop,
-                    timings=timings,
-                    seed=index,
-                    buzzer_beater=True,
-                )
-            )
-            for index, (_name, token) in enumerate(players)
+        # each bot process plays whole tables, so each table's latencies are measured in one
+        # process (perf_counter is the system's monotonic clock, the same in every process)
+        groups = [
+            [
+                (index, token)
+                for index, (_name, token) in enumerate(players)
+                if index // args.terminals % args.bot_processes == group
+            ]
+            for group in range(args.bot_processes)
         ]
-        started = time.perf_counter()
-        while time.perf_counter() - started < args.seconds:
-            await asyncio.sleep(1.0)
-            memory.append(rss_mb(server.pid))
-        server_cpu = cpu_seconds(server.pid) - cpu_before
-        bots_cpu = time.process_time() - bots_cpu_before
-        stop.set()
-        await asyncio.gather(*bots, return_exceptions=True)
-        elapsed = time.perf_counter() - started
+        context = multiprocessing.get_context("spawn")
+        begin = time.time() + 5.0  # every bot process starts playing then
+        with context.Pool(args.bot_processes) as pool:
+            pending = pool.map_async(
+                play_group,
+                [(url, group, args.terminals, begin, args.seconds) for group in groups if group],
+            )
+            await asyncio.sleep(max(0.0, begin - time.time()))
+            cpu_before = cpu_seconds(server.pid)
+            memory = [rss_mb(server.pid)]
+            while time.time() < begin + args.seconds:
+                await asyncio.sleep(min(1.0, max(0.0, begin + args.seconds - time.time())))
+                memory.append(rss_mb(server.pid))
+            server_cpu = cpu_seconds(server.pid) - cpu_before
+            results = pending.get()
+        elapsed = args.seconds
+        bots_cpu = sum(result["cpu_seconds"] for result in results)
         rounds, total, problems = await count_rounds(db)
         rounds -= before_rounds
-        samples = sorted(timings.latencies())
+        samples: list[float] = sorted(s for result in results for s in result["latencies"])
 
         def pct(p: float) -> float:
             if not samples:
@@ -250,11 +306,11 @@ async def main() -> None:
             "database": "postgresql" if db.startswith("postgres") else "sqlite",
             "rounds": rounds,
             "rounds_per_second": round(rounds / elapsed, 2),
-            "decisions": timings.decisions,
-            "wagers": timings.wagers,
-            "state_messages": sum(
-                len(received) for per in timings.arrivals.values() for received in per.values()
-            ),
+            "decisions": sum(result["decisions"] for result in results),
+            "wagers": sum(result["wagers"] for result in results),
+            "state_messages": sum(result["state_messages"] for result in results),
+            "bot_processes": args.bot_processes,
+            "bots_started_late_s": round(max(float(r["late_seconds"]) for r in results), 2),
             "latency_samples": len(samples),
             "latency_p50_ms": round(pct(50), 1),
             "latency_p90_ms": round(pct(90), 1),
@@ -268,7 +324,7 @@ async def main() -> None:
             "server_rss_mb_start": round(memory[0], 1),
             "server_rss_mb_peak": round(max(memory), 1),
             "server_rss_mb_end": round(memory[-1], 1),
-            "errors": timings.errors,
+            "errors": sum(result["errors"] for result in results),
             "sum_of_all_accounts": total,
             "ledger_problems": [p for p in problems if not p.startswith("refused")],
             "top_refusals": [p for p in problems if p.startswith("refused")],
