@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request, WebSocket
@@ -28,6 +30,7 @@ from tablejack.server.protocol import (
     Hello,
     Join,
     Ping,
+    Repeat,
     SelectPosition,
     WagerMessage,
     parse_client,
@@ -134,11 +137,18 @@ def create_app(
     broadcast_interval: float = 0.0,
     reader_port: int | None = None,
     reader_host: str = "127.0.0.1",
+    reader_tls: ssl.SSLContext | None = None,
+    release_manifest: Path | None = None,
+    manifest_public_key: Path | None = None,
 ) -> FastAPI:
     """The app for one floor on ``db_url``: the given tables, then those saved in the store;
     ``setup`` runs once the floor is up (the demo uses it to add players and tokens).
     ``reader_port``: also listen for card readers on a raw TCP port
-    (:mod:`tablejack.server.reader`; 0 = any free port, in ``app.state.reader_port``)."""
+    (:mod:`tablejack.server.reader`; 0 = any free port, in ``app.state.reader_port``), over TLS
+    with ``reader_tls`` (:mod:`tablejack.server.tls`). ``release_manifest`` and
+    ``manifest_public_key``: the release manifest the supervisor's software check compares with
+    (default: the package's) and the public key its signature must verify with
+    (:mod:`tablejack.server.integrity`, PA 605a.4(c))."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -155,13 +165,16 @@ def create_app(
         if reader_port is not None:
             from tablejack.server.reader import start_reader_listener
 
-            listener = await start_reader_listener(floor, reader_host, reader_port)
+            listener = await start_reader_listener(floor, reader_host, reader_port, tls=reader_tls)
             app.state.reader_port = listener.sockets[0].getsockname()[1]
         try:
             yield
         finally:
             if listener is not None:
                 listener.close()
+            from tablejack.server.tilts import drain  # pending connection_lost checks
+
+            await drain(floor)
             await floor.stop()
             await store.close()
 
@@ -173,6 +186,8 @@ def create_app(
         "supervisor (Authorization: Bearer <token>).",
         lifespan=lifespan,
     )
+    app.state.release_manifest = release_manifest
+    app.state.manifest_public_key = manifest_public_key
 
     def need(who: tuple[str, str], *roles: str) -> str:
         if who[0] not in roles:
@@ -285,20 +300,21 @@ def create_app(
     @app.post("/api/tables/{table_id}/reader", response_class=PlainTextResponse)
     async def reader(request: Request, table_id: str, who: Who) -> str:
         """The card reader line protocol over HTTP: one card code per line; one answer line
-        per card (``OK <round> <seq>`` or ``ERR <rule> <message>``)."""
+        per card (``OK <round> <seq>`` or ``ERR <rule> <message>``); ``FAULT <text>`` and the
+        shoe's ``LOAD``/``UNLOAD`` … ``END`` blocks as on the TCP line (a block ends within one
+        request)."""
+        from tablejack.server.reader import LineSession  # cards, FAULT, LOAD/UNLOAD blocks
+
         name = need(who, "dealer")
         table = table_of(request, table_id)
+        session = LineSession(floor_of(request), table, name, "reader")
         out = []
         for line in (await request.body()).decode(errors="replace").splitlines():
-            code = line.strip()
-            if not code or code.startswith("#"):
-                continue
-            try:
-                reply = await table.reader_card(code, name, "reader")
-                out.append(f"OK {reply['round_id']} {reply['seq']}")
-            except RefusedError as refusal:
-                out.append(f"ERR {refusal.rule} {refusal.message}")
-                break
+            answer = await session.line(line)
+            if answer is not None:
+                out.append(answer)
+                if answer.startswith("ERR "):
+                    break
         return "\n".join(out) + "\n"
 
     @app.post("/api/tables/{table_id}/void")
@@ -510,6 +526,10 @@ def create_app(
                 floor.connections.discard(connection)
                 if connection.table in floor.tables:
                     floor.tables[connection.table].subscribers.discard(connection)
+                if connection.role == "player":  # PA 605a: a connection_lost tilt mid-round
+                    from tablejack.server.tilts import schedule_connection_lost
+
+                    schedule_connection_lost(floor, connection)
             if writer is not None:
                 writer.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -518,6 +538,12 @@ def create_app(
     from tablejack.server.floor_api import register as register_floor  # PA Chapter 605a
 
     register_floor(app)
+    from tablejack.server.tilt_api import register as register_tilts  # PA 605a lock-out
+
+    register_tilts(app)
+    from tablejack.server.terminal_features import register as register_terminal  # PA 605a
+
+    register_terminal(app)
     return app
 
 
@@ -568,7 +594,9 @@ async def _handle(floor: Floor, connection: Connection, message: Any) -> None:
             terminal=connection.terminal,
             rule=refusal.rule,
         )
-        connection.push(_error(command_id, refusal.code, refusal.rule, refusal.message))
+        frame = _error(command_id, refusal.code, refusal.rule, refusal.message)
+        frame.update(getattr(refusal, "details", None) or {})  # e.g. the amount to confirm
+        connection.push(frame)
         return
     connection.push({"type": "ack", "id": command_id, **reply})
 
@@ -588,6 +616,9 @@ async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[
         connection.table = table.id
         table.subscribers.add(connection)
         connection.push({"type": "table", **table.info()})
+        from tablejack.server.tilts import on_join  # PA 605a: a locked table or terminal
+
+        on_join(connection, table)
         connection.push(
             table.player_state(connection.subject)
             if connection.role == "player"
@@ -625,6 +656,12 @@ async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[
             else wager_at_stake(table, connection.subject, message.verb, message.amount)
         )
         await guard(floor, connection.subject, connection.terminal, table, at_stake, wager=wager)
+    if isinstance(message, WagerMessage | Repeat):  # PA 605a double confirmation, repeat
+        from tablejack.server.terminal_features import check_confirmation, repeat_last_bet
+
+        if isinstance(message, Repeat):
+            return await repeat_last_bet(floor, connection, table, message)
+        check_confirmation(table, message.amount, message.confirm)
     if isinstance(message, WagerMessage):
         return await table.wager(
             connection.subject,

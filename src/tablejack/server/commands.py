@@ -44,6 +44,27 @@ def register(app: typer.Typer) -> None:
             int | None,
             typer.Option(help="Also take card reader lines on this raw TCP port (docs/server.md)."),
         ] = None,
+        tls_cert: Annotated[
+            Path | None,
+            typer.Option(
+                help="TLS certificate (PEM; chain after it): serve HTTPS/WSS and a TLS reader port."
+            ),
+        ] = None,
+        tls_key: Annotated[
+            Path | None, typer.Option(help="The TLS certificate's private key (PEM, unencrypted).")
+        ] = None,
+        release_manifest: Annotated[
+            Path | None,
+            typer.Option(
+                help="Release manifest of the supervisor's software check (PA 605a.4(c))."
+            ),
+        ] = None,
+        manifest_public_key: Annotated[
+            Path | None,
+            typer.Option(
+                help="Ed25519 public key (PEM) the release manifest's signature must verify with."
+            ),
+        ] = None,
     ) -> None:
         """Run the table server: terminals, dealer console, supervisor API and pages."""
         import uvicorn
@@ -51,7 +72,20 @@ def register(app: typer.Typer) -> None:
         from tablejack.server.app import create_app
         from tablejack.server.demo import demo_setup, demo_tables, demo_urls
         from tablejack.server.floor import load_tables_file
+        from tablejack.server.integrity import SignatureError, key_id, load_public_key
+        from tablejack.server.tls import TLSConfigError, tls_context
 
+        settings = _server_settings(tables) if tables is not None else {}
+        tls_cert = tls_cert or settings.get("tls_cert")
+        tls_key = tls_key or settings.get("tls_key")
+        release_manifest = release_manifest or settings.get("release_manifest")
+        manifest_public_key = manifest_public_key or settings.get("manifest_public_key")
+        try:
+            tls = tls_context(tls_cert, tls_key)
+            signer = load_public_key(manifest_public_key) if manifest_public_key else None
+        except (TLSConfigError, SignatureError) as error:
+            typer.echo(f"tablejack serve: {error} The server did not start.", err=True)
+            raise typer.Exit(code=2) from None
         configs = load_tables_file(tables) if tables is not None else []
         setup = None
         if demo:
@@ -65,9 +99,24 @@ def register(app: typer.Typer) -> None:
             broadcast_interval=batch_ms / 1000,
             reader_port=reader_port,
             reader_host=host,
+            reader_tls=tls,
+            release_manifest=release_manifest,
+            manifest_public_key=manifest_public_key,
         )
-        base = f"http://{host}:{port}"
+        scheme, ws_scheme = ("https", "wss") if tls is not None else ("http", "ws")
+        base = f"{scheme}://{host}:{port}"
         typer.echo(f"tablejack table server on {base} (database {db})")
+        typer.echo(f"  terminals connect to {ws_scheme}://{host}:{port}/ws")
+        if reader_port is not None:
+            typer.echo(f"  card readers on TCP port {reader_port}" + (" over TLS" if tls else ""))
+        if tls is None and host not in ("127.0.0.1", "localhost", "::1"):
+            typer.echo(
+                "  WARNING: plain HTTP on a network address: tokens, wagers and cards travel "
+                "unencrypted; give --tls-cert and --tls-key, or put a TLS-terminating proxy "
+                "in front (docs/server.md, TLS)."
+            )
+        if signer is not None:
+            typer.echo(f"  release manifest signatures checked with key {key_id(signer)}")
         if demo:
             for line in demo_urls(base, configs):
                 typer.echo("  " + line)
@@ -78,6 +127,8 @@ def register(app: typer.Typer) -> None:
             log_level="warning",
             ws="websockets-sansio",
             ws_per_message_deflate=False,
+            ssl_certfile=tls_cert if tls is not None else None,
+            ssl_keyfile=tls_key if tls is not None else None,
         )
 
     @app.command("verify-log")
@@ -154,6 +205,27 @@ def register(app: typer.Typer) -> None:
         typer.echo("Log: " + ("verified" if document["log_verified"] else "PROBLEMS"))
 
 
+SERVER_PATHS = ("tls_cert", "tls_key", "release_manifest", "manifest_public_key")
+
+
+def _server_settings(tables: Path) -> dict[str, Path]:
+    """The ``[server]`` table of a tables file: the paths of ``SERVER_PATHS`` (relative to the
+    file); the command line's options take precedence."""
+    import tomllib
+
+    with tables.open("rb") as handle:
+        section = tomllib.load(handle).get("server", {})
+    unknown = sorted(set(section) - set(SERVER_PATHS))
+    if unknown:
+        typer.echo(
+            f"tablejack serve: unknown [server] key(s) {', '.join(unknown)} in {tables}; "
+            f"known: {', '.join(SERVER_PATHS)}.",
+            err=True,
+        )
+        raise typer.Exit(code=2)
+    return {key: tables.parent / str(value) for key, value in section.items()}
+
+
 def _time(us: int) -> str:
     import datetime as dt
 
@@ -161,7 +233,12 @@ def _time(us: int) -> str:
 
 
 def _settle_heap_after(setup: Any) -> Any:
-    """The floor's start-up, then the garbage collector tuned for a long-running server."""
+    """The floor's start-up, then the garbage collector tuned for a long-running server: what
+    start-up built (the code, the tables, the accounts) is frozen out of the collector's scans
+    (:func:`gc.freeze`), and the young generation is collected after 20,000 allocations instead
+    of 700. A round creates many short-lived objects; with the default thresholds the server
+    spent about a fifth of its CPU time in collections (measured with ``benchmarks/load.py``,
+    see the README)."""
 
     async def run(floor: Any) -> None:
         if setup is not None:

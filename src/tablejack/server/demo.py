@@ -25,7 +25,13 @@ def demo_tables() -> list[TableConfig]:
             {"name": "Hybrid table, version A (PA 633c.5(a)-(v))", "countdown_seconds": 15}
         )
         tables.append(
-            TableConfig("A1", rules, title="Hybrid A — Buzzer Beater", wagering_seconds=10)
+            TableConfig(
+                "A1",
+                rules,
+                title="Hybrid A — Buzzer Beater",
+                wagering_seconds=10,
+                confirm_above=50_000,  # a wager above $500 is confirmed twice (PA 605a)
+            )
         )
     if "hybrid-shared" in GAMES and "hybrid-shared" in ADAPTERS:
         rules = GAMES["hybrid-shared"].rules_class.from_mapping({"name": "Hybrid table, version B"})

@@ -20,7 +20,8 @@ from pydantic import BaseModel, Field
 from tablejack.server import protections as guard
 from tablejack.server.app import Who, floor_of
 from tablejack.server.floor import Floor
-from tablejack.store import meters_report, protections, vouchers
+from tablejack.server.tilts import refresh_terminals
+from tablejack.store import meters_report, protections, tips, vouchers
 from tablejack.store.vouchers import FloorRefusedError, Movement
 
 __all__ = ["LICENSE_RULE", "license_count", "register"]
@@ -99,6 +100,15 @@ class ExclusionBody(BaseModel):
     """A self-exclusion of ``days`` from now."""
 
     days: int = Field(ge=1, le=36500)
+
+
+class TipBody(BaseModel):
+    """A tip to the dealer from the player's game account at a terminal; the amount is
+    checked by the store (whole positive cents), so a bad one is refused and audited."""
+
+    terminal: str = Field(pattern=TERMINAL)
+    table: str = Field(min_length=1, max_length=64)
+    amount: Any
 
 
 class TiltBody(BaseModel):
@@ -343,6 +353,48 @@ def register(app: FastAPI) -> None:
         except FloorRefusedError as refusal:
             raise _http(refusal) from None
 
+    @app.get("/api/floor/tip")
+    async def tip_settings(request: Request, who: Who) -> dict[str, Any]:
+        """Whether tips are enabled and the largest tip (any signed-in terminal)."""
+        return await tips.tip_settings(floor_of(request).store)
+
+    @app.post("/api/floor/tip")
+    async def tip(request: Request, body: TipBody, who: Who) -> dict[str, Any]:
+        """A tip to the dealer from the player's own game account (tips enabled only): a
+        ``tip`` ledger row to the table's tip account, with an event of the terminal's
+        account log."""
+        floor = floor_of(request)
+        name = await _need(floor, who, "tip the dealer", "player")
+        if body.table not in floor.tables:
+            raise await _refused(
+                floor, who, "invalid", f"No table {body.table!r} to tip.", tips.TIP_RULE, 409
+            )
+        try:
+            movement = await tips.give_tip(
+                floor.store,
+                name,
+                body.terminal,
+                body.table,
+                body.amount,
+                by=name,
+                at_us=floor.now_us(),
+            )
+        except FloorRefusedError as refusal:
+            raise _http(refusal) from None
+        return {**_booked(floor, movement), "table": body.table}
+
+    @app.get("/api/floor/reports/tips")
+    async def tip_report(request: Request, who: Who, day: str | None = None) -> dict[str, Any]:
+        """The tip report of a gaming day (default: the current one) (supervisor)."""
+        floor = floor_of(request)
+        await _need(floor, who, "read the tip report", "supervisor")
+        hour = (await vouchers.floor_settings(floor.store))["gaming_day_start_hour"]
+        chosen = day or meters_report.gaming_day_of(floor.now_us(), int(hour))
+        try:
+            return await tips.tip_report(floor.store, chosen, floor.now_us())
+        except FloorRefusedError as refusal:
+            raise _http(refusal) from None
+
     @app.get("/api/floor/terminals/{terminal}/recall")
     async def terminal_recall(
         request: Request, terminal: str, who: Who, n: int = 10
@@ -431,6 +483,7 @@ def register(app: FastAPI) -> None:
         except FloorRefusedError as refusal:
             raise _http(refusal) from None
         guard.invalidate(floor)
+        await refresh_terminals(floor)  # the dealer console shows the terminal's tilt
         for connection in list(floor.connections):
             if connection.terminal == terminal:
                 connection.push(
@@ -463,6 +516,7 @@ def register(app: FastAPI) -> None:
         except FloorRefusedError as refusal:
             raise _http(refusal) from None
         guard.invalidate(floor)
+        await refresh_terminals(floor)  # the dealer console shows the clear
         return done
 
     @app.get("/api/floor/tilts")
@@ -479,4 +533,9 @@ def register(app: FastAPI) -> None:
 
         floor = floor_of(request)
         await _need(floor, who, "read the software's integrity", "supervisor")
-        return await asyncio.to_thread(running_status)
+        state = request.app.state
+        return await asyncio.to_thread(
+            running_status,
+            getattr(state, "release_manifest", None),
+            public_key=getattr(state, "manifest_public_key", None),
+        )

@@ -23,6 +23,7 @@ __all__ = [
     "Hello",
     "Join",
     "Ping",
+    "Repeat",
     "SelectPosition",
     "WagerMessage",
     "parse_client",
@@ -81,6 +82,9 @@ class WagerMessage(_Message):
     ) = None
     """Multi-action tables: the three spot amounts (0 = spot not backed); ``amount`` is
     their sum."""
+    confirm: bool | None = None
+    """The player confirmed the wager a second time (PA 605a double confirmation: needed when
+    ``amount`` is above the table's ``confirm_above``)."""
 
 
 class Action(_Message):
@@ -109,6 +113,15 @@ class DealerCommand(_Message):
     card: Annotated[str, Field(min_length=2, max_length=3)] | None = None
 
 
+class Repeat(_Message):
+    """Repeat last bet (PA 605a): place again, in the round now in wagering, the wagers the
+    player placed in his last round at this table (``confirm``: as for a wager)."""
+
+    type: Literal["repeat"]
+    id: CommandId
+    confirm: bool | None = None
+
+
 class Ping(_Message):
     """Keep-alive; answered with ``pong``."""
 
@@ -117,7 +130,7 @@ class Ping(_Message):
 
 
 ClientMessage = Annotated[
-    Hello | Join | SelectPosition | WagerMessage | Action | DealerCommand | Ping,
+    Hello | Join | SelectPosition | WagerMessage | Action | DealerCommand | Repeat | Ping,
     Field(discriminator="type"),
 ]
 _CLIENT: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)

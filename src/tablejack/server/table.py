@@ -31,6 +31,7 @@ from tablejack.games import GAMES, transcript
 from tablejack.server.adapters import Adapter, adapter_for, rules_icon
 from tablejack.server.bookkeeping import Books
 from tablejack.server.cards import VirtualShoe
+from tablejack.server.inventory import ShoeInventory
 from tablejack.server.wire import dumps as _encode
 from tablejack.store import (
     EventIn,
@@ -94,6 +95,24 @@ class TableConfig:
     gaming_day_start_hour: int = 6
     cards: str | None = None
     """A stacked card order for the virtual shoe's first shoe (scenario tests, demonstrations)."""
+    confirm_above: int | None = None
+    """PA 605a double confirmation: a wager above this many cents must be confirmed a second
+    time by the player (``"confirm": true``); None: no second confirmation."""
+    result_hold_seconds: float = 30.0
+    """PA 605a: a settled round's result stays on the terminal until the player acknowledges
+    it or this many seconds pass, even when the next round opens meanwhile."""
+
+    def __post_init__(self) -> None:
+        above = self.confirm_above
+        if above is not None and (isinstance(above, bool) or not isinstance(above, int)):
+            raise ValueError(f"confirm_above = {above!r} must be whole cents (PA 605a).")
+        if above is not None and above <= 0:
+            raise ValueError(f"confirm_above = {above!r} cents must be positive (PA 605a).")
+        hold = self.result_hold_seconds
+        if isinstance(hold, bool) or not isinstance(hold, int | float) or not 0 <= hold <= 3600:
+            raise ValueError(
+                f"result_hold_seconds = {hold!r} must be between 0 and 3600 seconds (PA 605a)."
+            )
 
     def to_json(self) -> dict[str, Any]:
         """The configuration without the rules (stored beside them)."""
@@ -109,6 +128,8 @@ class TableConfig:
             "require_procedures": self.require_procedures,
             "gaming_day_start_hour": self.gaming_day_start_hour,
             "cards": self.cards,
+            "confirm_above": self.confirm_above,
+            "result_hold_seconds": self.result_hold_seconds,
         }
 
 
@@ -223,6 +244,13 @@ class Table:
         self._clock_task: asyncio.Task[None] | None = None
         self._auto_task: asyncio.Task[None] | None = None
         self.halt_reason = ""
+        self.tilts: list[dict[str, Any]] = []
+        """Active tilts (PA 605a lock-out): the table's own and its terminals'
+        (:mod:`tablejack.server.tilts`)."""
+        self.irregular_round: str | None = None
+        self.needs_reload = False
+        self.inventory: ShoeInventory | None = None
+        """The card inventory of the shoe in use (:mod:`tablejack.server.inventory`)."""
         self.last_seq = 0
         self.broadcast_pending = False
         self._queue: list[_Request] = []
@@ -250,8 +278,13 @@ class Table:
                     at_us=self.floor.now_us(),
                 )
             )
-        for record in await store.events(self.procedures_id):
+        procedure_log = await store.events(self.procedures_id)
+        for record in procedure_log:
             self._apply_procedure(record)
+        from tablejack.server import inventory, tilts  # PA 605a: tilts and the shoe inventory
+
+        tilts.restore(self, procedure_log)
+        await inventory.restore(self, procedure_log)
         self.status = status
         open_rounds = [
             row
@@ -260,6 +293,8 @@ class Table:
         ]
         for row in sorted(open_rounds, key=lambda r: r["number"]):
             await self._recover(row)
+        tilts.settle_after_start(self)
+        await tilts.refresh_terminals(self.floor, [self])
         self._changed()
 
     async def _recover(self, row: dict[str, Any]) -> None:
@@ -273,6 +308,7 @@ class Table:
         if self.shoe is not None:
             self.shoe.shuffle(out_of_play=round_.cards_dealt)
         if row["status"] == "irregular":
+            self.irregular_round = row["id"]
             self.status = "halted"
             self.halt_reason = "irregularity before the restart; a supervisor must void the round"
         elif self.config.recovery == "void":
@@ -332,6 +368,10 @@ class Table:
         """Why the table may not deal now, or None (633c.5(d), (g), (i))."""
         if not self.config.require_procedures:
             return None
+        from tablejack.server.inventory import problem as inventory_problem
+
+        if (missing_shoe := inventory_problem(self)) is not None:
+            return missing_shoe
         proc = self.procedures
         if proc.reader_day != self.gaming_day():
             return RefusedError(
@@ -379,10 +419,18 @@ class Table:
                 raise problem
             if self.shoe is not None and self.shoe.needs_shuffle:
                 self.shoe.shuffle()
+                from tablejack.server.inventory import virtual_load  # the shoe's own inventory
+
                 await self.floor.store.commit(
                     Step(
                         self.procedures_id,
-                        events=[EventIn("shuffle", {"shuffles": self.shoe.shuffles}, actor=by)],
+                        events=[
+                            EventIn(
+                                "shuffle",
+                                {"shuffles": self.shoe.shuffles, **virtual_load(self)},
+                                actor=by,
+                            )
+                        ],
                         at_us=self.floor.now_us(),
                     )
                 )
@@ -512,9 +560,10 @@ class Table:
                 f"{format_cents(error.balance)}.",
                 "account balance",
             ) from None
-        except Exception:
-            await self._reload()
-            raise
+        except Exception as error:  # the store failed: a storage_error tilt (PA 605a)
+            from tablejack.server.tilts import storage_fault
+
+            raise await storage_fault(self, error) from error
         reply = {"ok": True, "round_id": self.round_id, "seq": records[-1].seq if records else None}
         if command_id is not None and player:
             answered = self.recent.setdefault(player, OrderedDict())
@@ -814,51 +863,113 @@ class Table:
 
     async def reader_card(self, code: str, by: str, terminal: str = "reader") -> dict[str, Any]:
         """A card read by the card-reading shoe (or typed on the console). A card the engine
-        did not ask for, or one copy too many, stops the round as an irregularity."""
+        did not ask for, or one with no copy left in the shoe's inventory (or one copy too many
+        for the decks), stops the round as an irregularity and tilts the table (PA 605a:
+        ``card_not_requested``, ``card_inventory``). Every card read is taken out of the
+        inventory, whatever becomes of it (:mod:`tablejack.server.inventory`)."""
+        from tablejack.server import inventory
+
         try:
             card = Card.parse(code.strip().upper())
         except InvalidNotationError as error:
             raise RefusedError("invalid", error.message, "PA 633c.5(j)") from None
         async with self.lock:
-            if self.round is None or self.round.is_complete:
-                await self._irregularity(
-                    f"{card.code} was read but no round is being dealt", "PA 633a.14", by
-                )
-                raise RefusedError("irregularity", f"{card.code} was not asked for.", "PA 633a.14")
-            if self.shoe is not None:
+            if self.shoe is not None and self.round is not None and not self.round.is_complete:
                 raise RefusedError(
                     "source",
                     f"Table {self.id} deals from its virtual shoe; reader cards are not taken.",
                     "PA 633c.5(j)",
                 )
+            held = inventory.take(self, card.code)
+            if self.status == "halted" and held:
+                await self.floor.store.commit(
+                    Step(
+                        self.procedures_id,
+                        events=[
+                            EventIn(
+                                "card_refused",
+                                {"code": card.code, "round_id": self.round_id},
+                                actor=by,
+                                terminal=terminal,
+                            )
+                        ],
+                        at_us=self.floor.now_us(),
+                    )
+                )
+                raise RefusedError(
+                    "halted", f"Table {self.id} is halted: {self.halt_reason}", "PA 633a.14"
+                )
+            if not held:
+                message = (
+                    f"{card.code} was read but the shoe's inventory holds no copy of it any "
+                    "more (a duplicate or an over-full shoe)"
+                )
+                await self._irregularity(
+                    message, inventory.INVENTORY_RULE, by, code=card.code, tilt="card_inventory"
+                )
+                raise RefusedError("card_inventory", f"{message}.", inventory.INVENTORY_RULE)
+            if self.round is None or self.round.is_complete:
+                await self._irregularity(
+                    f"{card.code} was read but no round is being dealt",
+                    "PA 633a.14",
+                    by,
+                    code=card.code,
+                )
+                raise RefusedError("irregularity", f"{card.code} was not asked for.", "PA 633a.14")
             try:
                 self.round.verify_dealing_card(card)
             except TablejackError as error:
+                copies = error.rule == self.rules.decks_clause
                 await self._irregularity(
-                    f"{card.code} refused: {error.message}", error.rule or "PA 633a.14", by
+                    f"{card.code} refused: {error.message}",
+                    error.rule or "PA 633a.14",
+                    by,
+                    code=card.code,
+                    tilt="card_inventory" if copies else "card_not_requested",
                 )
                 raise RefusedError("irregularity", error.message, error.rule) from None
-            reply = await self._run(
-                lambda r: r.deal_card(card),
-                EventIn(
-                    "card",
-                    {"code": card.code, "read_us": self.floor.now_us(), "source": terminal},
-                    actor=by,
-                    terminal=terminal,
-                ),
-            )
+            try:
+                reply = await self._run(
+                    lambda r: r.deal_card(card),
+                    EventIn(
+                        "card",
+                        {"code": card.code, "read_us": self.floor.now_us(), "source": terminal},
+                        actor=by,
+                        terminal=terminal,
+                    ),
+                )
+            except RefusedError as refusal:
+                if refusal.code == "storage_error" and self.inventory is not None:
+                    self.inventory.give_back(card.code)  # not recorded: it is read again
+                raise
         self._changed()
         return reply
 
-    async def _irregularity(self, message: str, rule: str, by: str) -> None:
-        """Stop the round: log the irregularity; a supervisor voids the round."""
+    async def _irregularity(
+        self,
+        message: str,
+        rule: str,
+        by: str,
+        *,
+        code: str | None = None,
+        tilt: str = "card_not_requested",
+    ) -> None:
+        """Stop the round: log the irregularity (with the card ``code`` read, which is out of
+        the shoe) and tilt the table (``tilt``); a supervisor voids the round and clears the
+        tilt."""
+        from tablejack.server.tilts import raise_tilt
+
         self.halt_reason = message
         self.status = "halted"
+        payload: dict[str, Any] = {"message": message, "rule": rule}
+        if code is not None:
+            payload["code"] = code
         if self.round_id is not None and self.round is not None and not self.round.is_complete:
+            self.irregular_round = self.round_id
             await self.floor.store.commit(
                 Step(
                     self.round_id,
-                    events=[EventIn("irregularity", {"message": message, "rule": rule}, actor=by)],
+                    events=[EventIn("irregularity", payload, actor=by)],
                     status="irregular",
                     at_us=self.floor.now_us(),
                 )
@@ -867,11 +978,12 @@ class Table:
             await self.floor.store.commit(
                 Step(
                     self.procedures_id,
-                    events=[EventIn("irregularity", {"message": message, "rule": rule}, actor=by)],
+                    events=[EventIn("irregularity", payload, actor=by)],
                     at_us=self.floor.now_us(),
                 )
             )
         await self.floor.store.audit("irregularity", message, table_id=self.id, actor=by, rule=rule)
+        await raise_tilt(self, tilt, message, by=by, rule=rule)
         self._changed()
 
     async def void(self, by: str, reason: str) -> dict[str, Any]:
@@ -879,8 +991,9 @@ class Table:
         async with self.lock:
             if self.round is None or self.round.is_complete:
                 if self.status == "halted":
-                    self.status = "open"
-                    self.halt_reason = ""
+                    from tablejack.server.tilts import settle_status
+
+                    settle_status(self)  # open unless a tilt is still active (PA 605a)
                     self._changed()
                     return {"ok": True, "voided": None}
                 raise RefusedError("round", "No round in progress to void.", "PA 633a.14")
@@ -918,8 +1031,9 @@ class Table:
         self.round = None
         self.books = Books(self.id)
         if self.status == "halted":
-            self.status = "open"
-            self.halt_reason = ""
+            from tablejack.server.tilts import settle_status
+
+            settle_status(self)  # open unless a tilt is still active (PA 605a)
         await self.floor.store.audit("void", reason, table_id=self.id, actor=by)
         return round_id
 
@@ -1027,6 +1141,7 @@ class Table:
             "source": self.config.source,
             "automated": self.config.automated,
             "halt_reason": self.halt_reason,
+            "tilts": self.tilts,
         }
 
     def info(self) -> dict[str, Any]:
@@ -1038,6 +1153,8 @@ class Table:
             "table_minimum": self.rules.table_minimum,
             "table_maximum": self.rules.table_maximum,
             "betting_unit": self.rules.betting_unit,
+            "confirm_above": self.config.confirm_above,
+            "result_hold_seconds": self.config.result_hold_seconds,
         }
 
     def player_state(self, player: str) -> dict[str, Any]:
@@ -1098,6 +1215,8 @@ class Table:
             "countdown": self.countdown(),
             "procedures": self.procedures_state(),
             "transcript": None if round_ is None else transcript(round_),
+            "tilts": self.tilts,
+            "shoe": None if self.inventory is None else self.inventory.to_json(),
         }
 
     def procedures_state(self) -> dict[str, Any]:

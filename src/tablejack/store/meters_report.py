@@ -12,6 +12,8 @@ restart or a refused step cannot change a reading. The meters:
 * ``jackpots`` and ``cancelled_credits`` — attendant-paid jackpots and cancelled credits;
 * ``bills_in``, ``vouchers_in``, ``vouchers_out`` — the buy-ins and cash-outs;
 * ``games_played`` — completed rounds in which the EWT (or anyone, for a table) wagered;
+* ``tips`` and ``tips_count`` — the sum and number of tips to the dealer (``tip`` rows, player
+  → ``tips:<table>``; :mod:`tablejack.store.tips`): never coin in, drop or win;
 * per wager kind: ``drop`` (wagered less voided), ``win`` (the house's net), ``hold_percent``.
 
 A wager row is credited to the EWT from which its player placed his wager in that round (the
@@ -64,6 +66,8 @@ COUNTERS = (
     "vouchers_in",
     "vouchers_out",
     "games_played",
+    "tips",
+    "tips_count",
 )
 SCOPES = ("terminal", "table", "floor")
 _COUNTER_OF_KIND = {
@@ -200,6 +204,11 @@ async def readings(
     for source, target, raw_amount, row_kind, round_id, memo, wager_id in rows:
         amount, kind = int(raw_amount), str(row_kind)
         wager_kind = (memo or "").split(" ", 1)[0] or "unclassified"
+        if kind == "tip" and target.startswith("tips:"):  # not a wager: no drop, no win
+            terminal = (round_id or "")[5:] if (round_id or "").startswith("acct:") else ""
+            add(terminal, target[5:], "tips", amount)
+            add(terminal, target[5:], "tips_count", 1)
+            continue
         if kind in _COUNTER_OF_KIND:
             terminal = (round_id or "")[5:] if (round_id or "").startswith("acct:") else ""
             add(terminal, tables_of.get(terminal, ""), _COUNTER_OF_KIND[kind], amount)

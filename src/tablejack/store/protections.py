@@ -178,14 +178,15 @@ async def self_exclude(
 
 
 async def usage(store: Store, account: str, since_us: int, until_us: int) -> dict[str, Any]:
-    """What the player wagered, lost, and when he first wagered in a window (the ledger)."""
+    """What the player wagered, lost (his tips to the dealer included), and when he first
+    wagered in a window (the ledger)."""
     statement = (
         select(LEDGER.c.kind, func.sum(LEDGER.c.amount), func.min(LEDGER.c.at_us))
         .where(
             ((LEDGER.c.from_account == account) | (LEDGER.c.to_account == account))
             & (LEDGER.c.at_us >= since_us)
             & (LEDGER.c.at_us < until_us)
-            & LEDGER.c.kind.in_(("wager", "refund", "returned", "winnings", "settle"))
+            & LEDGER.c.kind.in_(("wager", "refund", "returned", "winnings", "settle", "tip"))
         )
         .group_by(LEDGER.c.kind)
     )
@@ -193,9 +194,10 @@ async def usage(store: Store, account: str, since_us: int, until_us: int) -> dic
         rows = {r[0]: (int(r[1]), r[2]) for r in (await connection.execute(statement)).all()}
     wagered = rows.get("wager", (0, None))[0] - rows.get("refund", (0, None))[0]
     back = sum(rows.get(k, (0, None))[0] for k in ("returned", "winnings", "settle"))
+    tipped = rows.get("tip", (0, None))[0]  # a tip is not a wager, but money lost to the player
     return {
         "wagered": wagered,
-        "loss": wagered - back,
+        "loss": wagered - back + tipped,
         "first_wager_us": rows.get("wager", (0, None))[1],
     }
 

@@ -89,11 +89,17 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "bill_denominations": [100, 200, 500, 1000, 2000, 5000, 10000],
     "gaming_day_start_hour": 6,
     "license_rounding": "up",
+    "tips_enabled": False,
+    "tip_maximum": 10_000,
+    "tilt_on_connection_loss": "mid_round",
 }
 """The operator's floor settings and their defaults: the largest voucher a terminal issues
 ($10,000.00), the largest hand pay an attendant makes without a supervisor ($1,200.00), the
 bills the validators accept (cents), the hour (UTC) a gaming day starts, and how a partial
-group of five EWTs counts for the licence (``up``: as a table; ``down``: not at all)."""
+group of five EWTs counts for the licence (``up``: as a table; ``down``: not at all);
+whether players may tip the dealer and the largest tip ($100.00) (:mod:`tablejack.store.tips`);
+when a terminal that loses its connection while its player has an unsettled wager is locked
+(``tilt_on_connection_loss``: ``mid_round``, ``always`` or ``off``; :mod:`tablejack.server.tilts`)."""
 
 
 class FloorRefusedError(StoreError):
@@ -194,7 +200,11 @@ async def floor_settings(store: Store) -> dict[str, Any]:
 
 
 def _valid_setting(key: str, value: Any) -> bool:
-    if key in ("voucher_limit", "handpay_limit"):
+    if key == "tilt_on_connection_loss":  # PA 605a: lock a terminal lost mid-round
+        return value in ("mid_round", "always", "off")
+    if key == "tips_enabled":
+        return isinstance(value, bool)
+    if key in ("voucher_limit", "handpay_limit", "tip_maximum"):
         return isinstance(value, int) and not isinstance(value, bool) and value > 0
     if key == "gaming_day_start_hour":
         return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 23

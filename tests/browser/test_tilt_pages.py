@@ -1,0 +1,127 @@
+"""PA 605a lock-out in a real browser (Playwright driving Debian's Chromium): a shoe refused at
+load tilts the table; the terminal shows the lock, the dealer console lists the tilt, and the
+supervisor page's Clear tilt button clears it with a clear code and a reason."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tablejack.core.cards import full_deck
+from tablejack.core.rules import ClassicRules
+from tablejack.server.app import create_app
+from tablejack.server.floor import Floor
+from tablejack.server.table import TableConfig
+
+CHROMIUM = os.environ.get("TABLEJACK_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+
+
+def _chromium_missing() -> str | None:
+    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+        return f"Chromium not found at {CHROMIUM}"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError as error:
+        return f"playwright is not installed: {error}"
+    return None
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    reason = _chromium_missing()
+    if reason is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI requires the browser tests: {reason}")
+        pytest.skip(reason)
+    import uvicorn
+
+    async def setup(floor: Floor) -> None:
+        await floor.add_player("ann", 100_000, "tok-ann")
+        await floor.store.issue_token("dealer", "dana", "tok-dealer")
+        await floor.store.issue_token("supervisor", "sam", "tok-super")
+
+    table = TableConfig(
+        "C1",
+        ClassicRules(decks=1),
+        source="reader",
+        automated=False,
+        require_procedures=False,
+        countdown_seconds=30,
+        title="Classic, one deck",
+    )
+    db = str(tmp_path_factory.mktemp("tilt-pages") / "floor.db")
+    app = create_app(db, tables=[table], setup=setup)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", ws="websockets-sansio"
+    )
+    uvi = uvicorn.Server(config)
+    thread = threading.Thread(target=lambda: asyncio.run(uvi.serve()), daemon=True)
+    thread.start()
+    deadline = time.time() + 15
+    while not uvi.started:
+        if time.time() > deadline:  # pragma: no cover
+            raise RuntimeError("the server did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    uvi.should_exit = True
+    thread.join(timeout=10)
+
+
+def _post(url: str, token: str, body: dict[str, Any]) -> int:
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return int(answer.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
+
+def test_605a_tilt_pages_show_the_lock_and_the_supervisor_clears_it(server: str) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            tablet: Any = {"viewport": {"width": 1024, "height": 768}}
+            dealer = browser.new_page(**tablet)
+            ann = browser.new_page(**tablet)
+            dealer.goto(f"{server}/static/dealer.html?token=tok-dealer&table=C1")
+            ann.goto(f"{server}/static/terminal.html?token=tok-ann&table=C1&terminal=EWT-1")
+            expect(ann.get_by_test_id("balance")).to_have_text("$1,000.00")
+            short = " ".join(card.code for card in full_deck()[:-1])
+            assert _post(f"{server}/api/tables/C1/shoe/load", "tok-dealer", {"cards": short}) == 409
+            expect(ann.get_by_test_id("lock")).to_contain_text("card_inventory")
+            expect(dealer.get_by_test_id("tilts")).to_contain_text("TABLE locked — card_inventory")
+            expect(dealer.get_by_test_id("next")).to_contain_text("STOP")
+
+            supervisor = browser.new_page(**tablet)
+            answers = iter(["replaced", "deck replaced"])
+            supervisor.on("dialog", lambda dialog: dialog.accept(next(answers)))
+            supervisor.goto(f"{server}/static/supervisor.html?token=tok-super")
+            supervisor.get_by_test_id("clear-C1").click()
+            expect(dealer.get_by_test_id("tilts")).to_have_text("")
+            expect(ann.get_by_test_id("lock")).to_have_text("")
+            expect(dealer.get_by_test_id("next")).not_to_contain_text("STOP")
+        finally:
+            browser.close()
