@@ -4,9 +4,13 @@ audited and change nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
+import pytest
+
+from tablejack.server import protections as guard
 from tablejack.store import EventIn, Step, Store, Transfer
 from tablejack.store.protections import check_wager, set_limits, usage
 from tablejack.store.testing import Backend
@@ -187,3 +191,44 @@ def test_the_loss_and_time_limits_count_the_gaming_day(backend: Backend) -> None
     assert fits == "ok"
     assert "loss limit of 1500 cents" in past_loss
     assert past_time == "The time limit of 600 seconds of play is reached."
+
+
+def test_player_protection_guard_keeps_an_old_cache_while_one_reload_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cache that has only grown old is used at once while one reload runs in the
+    background; after a change made through this process (invalidate) the guard waits for
+    the reload, so a new limit applies to the very next wager."""
+
+    class Clock:
+        now = 100.0
+
+        def clock(self) -> float:
+            return self.now
+
+    floor: Any = Clock()
+    old = guard._Cache(loaded_at=100.0 - guard.RELOAD_SECONDS - 1, protected={"ann"})
+    guard._CACHES[floor] = old
+    gate = asyncio.Event()
+    loads: list[object] = []
+
+    async def slow_load(of: Any) -> Any:
+        loads.append(of)
+        await gate.wait()
+        return guard._Cache(loaded_at=of.clock(), protected={"bob"})
+
+    monkeypatch.setattr(guard, "_load", slow_load)
+
+    async def body() -> None:
+        assert await asyncio.wait_for(guard._cache(floor), 1) is old
+        assert await asyncio.wait_for(guard._cache(floor), 1) is old
+        await asyncio.sleep(0)
+        assert len(loads) == 1  # one reload for both
+        guard.invalidate(floor)
+        waiting = asyncio.ensure_future(guard._cache(floor))
+        await asyncio.sleep(0.01)
+        assert not waiting.done()  # after a change: the guard waits for the store
+        gate.set()
+        assert (await waiting).protected == {"bob"}
+
+    asyncio.run(body())

@@ -4,7 +4,7 @@ terminal's wager or decision reaches its table.
 The guard costs nothing for a player with no limit on an unlocked terminal: the players with
 limits and the locked terminals are cached per floor and reloaded from the store every
 :data:`RELOAD_SECONDS` (a change made through this process applies at once, one made by another
-process sharing the database within that time). A refusal is a
+process sharing the database within that time and the reload's reads). A refusal is a
 :class:`~tablejack.server.table.RefusedError`: the socket gets an ``error`` frame naming the
 rule, the audit log records it, and nothing else changes.
 """
@@ -50,9 +50,11 @@ _RELOADS: weakref.WeakKeyDictionary[Floor, asyncio.Task[_Cache]] = weakref.WeakK
 
 
 async def _cache(floor: Floor) -> _Cache:
-    """The floor's cache, reloaded when stale. Single flight: while one reload runs, every other
-    request awaits that same reload instead of starting its own (a burst of wagers at a stale
-    moment would otherwise stall the event loop with one reload each)."""
+    """The floor's cache. After :func:`invalidate` (a change made through this process) every
+    request waits for the reload; when the cache has only grown old (for changes another
+    process made), requests keep using it while one reload runs in the background — a burst
+    of wagers at that moment would otherwise all wait for the store's reads. Single flight:
+    one reload at a time, shared by whoever waits for it."""
     cache = _CACHES.get(floor)
     if cache is not None and floor.clock() - cache.loaded_at <= RELOAD_SECONDS:
         return cache
@@ -60,6 +62,8 @@ async def _cache(floor: Floor) -> _Cache:
     if reload is None or reload.done():
         reload = asyncio.ensure_future(_load(floor))
         _RELOADS[floor] = reload
+    if cache is not None:
+        return cache
     return await asyncio.shield(reload)
 
 
