@@ -4,15 +4,8 @@ and the supervisor recalling the round."""
 
 from __future__ import annotations
 
-import asyncio
-import os
 import re
-import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,41 +16,15 @@ from tablejack.server.app import create_app
 from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
 
-CHROMIUM = os.environ.get("TABLEJACK_CHROMIUM", "/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 # position 1 (ann): 10S 5C; position 2 (bob): 9H 9C; dealer 6D + hole 10H; C1 4S; dealer 8D
 ORDER = "10S 9H 6D 5C 9C 10H 4S 8D"
 # position 1: 6S 5H = 11; dealer 9D + hole 8C = 17; C1 10D (the double's one card)
 DOUBLE_ORDER = "6S 9D 5H 8C 10D"
 
 
-def _chromium_missing() -> str | None:
-    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
-        return f"Chromium not found at {CHROMIUM}"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError as error:
-        return f"playwright is not installed: {error}"
-    return None
-
-
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    reason = _chromium_missing()
-    if reason is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI requires the browser tests: {reason}")
-        pytest.skip(reason)
-    import uvicorn
+def server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterator[str]:
+    browser_kit.require()
 
     async def setup(floor: Floor) -> None:
         for player in ("ann", "bob"):
@@ -91,30 +58,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     db = str(tmp_path_factory.mktemp("browser") / "floor.db")
     app = create_app(db, tables=[table, doubles, multi], setup=setup)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", ws="websockets-sansio"
-    )
-    uvi = uvicorn.Server(config)
-    thread = threading.Thread(target=lambda: asyncio.run(uvi.serve()), daemon=True)
-    thread.start()
-    deadline = time.time() + 15
-    while not uvi.started:
-        if time.time() > deadline:  # pragma: no cover
-            raise RuntimeError("the server did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    uvi.should_exit = True
-    thread.join(timeout=10)
+    with browser_kit.serve(app) as url:
+        yield url
 
 
-def test_two_terminals_play_a_round_and_the_supervisor_recalls_it(server: str) -> None:
+def test_two_terminals_play_a_round_and_the_supervisor_recalls_it(
+    server: str, browser_kit: Any
+) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = browser_kit.launch(playwright)
         try:
             tablet: Any = {"viewport": {"width": 1024, "height": 768}}
             dealer = browser.new_page(**tablet)
@@ -185,11 +139,13 @@ def test_two_terminals_play_a_round_and_the_supervisor_recalls_it(server: str) -
             browser.close()
 
 
-def test_nj_mab_f1_a_multi_action_terminal_places_three_spot_wagers(server: str) -> None:
+def test_nj_mab_f1_a_multi_action_terminal_places_three_spot_wagers(
+    server: str, browser_kit: Any
+) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = browser_kit.launch(playwright)
         try:
             page = browser.new_page(viewport={"width": 1024, "height": 768})
             page.goto(f"{server}/static/terminal.html?token=tok-bob&table=M1&terminal=EWT-9")
@@ -223,11 +179,13 @@ def test_nj_mab_f1_a_multi_action_terminal_places_three_spot_wagers(server: str)
             browser.close()
 
 
-def test_633a10_a_terminal_doubles_for_less_with_the_amount_typed(server: str) -> None:
+def test_633a10_a_terminal_doubles_for_less_with_the_amount_typed(
+    server: str, browser_kit: Any
+) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = browser_kit.launch(playwright)
         try:
             tablet: Any = {"viewport": {"width": 1024, "height": 768}}
             dealer = browser.new_page(**tablet)

@@ -6,14 +6,7 @@ the player presses OK."""
 
 from __future__ import annotations
 
-import asyncio
-import os
-import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,40 +16,14 @@ from tablejack.server.app import create_app
 from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
 
-CHROMIUM = os.environ.get("TABLEJACK_CHROMIUM", "/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 # position 1: 10S 8H = 18; dealer 9D + hole 8C = 17 stands: the Blackjack wager wins 1 to 1
 ORDER = "10S 9D 8H 8C"
 DEALER = {"Authorization": "Bearer tok-dealer"}
 
 
-def _chromium_missing() -> str | None:
-    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
-        return f"Chromium not found at {CHROMIUM}"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError as error:
-        return f"playwright is not installed: {error}"
-    return None
-
-
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    reason = _chromium_missing()
-    if reason is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI requires the browser tests: {reason}")
-        pytest.skip(reason)
-    import uvicorn
+def server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterator[str]:
+    browser_kit.require()
 
     async def setup(floor: Floor) -> None:
         await floor.add_player("ann", 100_000, "tok-ann")
@@ -83,30 +50,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     db = str(tmp_path_factory.mktemp("browser-protections") / "floor.db")
     app = create_app(db, tables=[table, short], setup=setup)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", ws="websockets-sansio"
-    )
-    uvi = uvicorn.Server(config)
-    thread = threading.Thread(target=lambda: asyncio.run(uvi.serve()), daemon=True)
-    thread.start()
-    deadline = time.time() + 15
-    while not uvi.started:
-        if time.time() > deadline:  # pragma: no cover
-            raise RuntimeError("the server did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    uvi.should_exit = True
-    thread.join(timeout=10)
+    with browser_kit.serve(app) as url:
+        yield url
 
 
-def test_605a_terminal_in_spanish_confirms_repeats_and_holds_the_result(server: str) -> None:
+def test_605a_terminal_in_spanish_confirms_repeats_and_holds_the_result(
+    server: str, browser_kit: Any
+) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = browser_kit.launch(playwright)
         try:
             page: Any = browser.new_page(viewport={"width": 1024, "height": 768})
             url = f"{server}/static/terminal.html?token=tok-ann&table=P1&terminal=EWT-1"
@@ -199,7 +153,7 @@ def test_605a_terminal_in_spanish_confirms_repeats_and_holds_the_result(server: 
             browser.close()
 
 
-def test_605a_result_hold_time_passes_without_the_player(server: str) -> None:
+def test_605a_result_hold_time_passes_without_the_player(server: str, browser_kit: Any) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     def dealer(command: str) -> None:
@@ -209,7 +163,7 @@ def test_605a_result_hold_time_passes_without_the_player(server: str) -> None:
         assert sent.ok
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = browser_kit.launch(playwright)
         try:
             page: Any = browser.new_page(viewport={"width": 1024, "height": 768})
             page.goto(

@@ -4,17 +4,10 @@ supervisor page's Clear tilt button clears it with a clear code and a reason."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import shutil
-import socket
-import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,28 +18,10 @@ from tablejack.server.app import create_app
 from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
 
-CHROMIUM = os.environ.get("TABLEJACK_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
-
-
-def _chromium_missing() -> str | None:
-    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
-        return f"Chromium not found at {CHROMIUM}"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError as error:
-        return f"playwright is not installed: {error}"
-    return None
-
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    reason = _chromium_missing()
-    if reason is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI requires the browser tests: {reason}")
-        pytest.skip(reason)
-    import uvicorn
+def server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterator[str]:
+    browser_kit.require()
 
     async def setup(floor: Floor) -> None:
         await floor.add_player("ann", 100_000, "tok-ann")
@@ -64,23 +39,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     db = str(tmp_path_factory.mktemp("tilt-pages") / "floor.db")
     app = create_app(db, tables=[table], setup=setup)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", ws="websockets-sansio"
-    )
-    uvi = uvicorn.Server(config)
-    thread = threading.Thread(target=lambda: asyncio.run(uvi.serve()), daemon=True)
-    thread.start()
-    deadline = time.time() + 15
-    while not uvi.started:
-        if time.time() > deadline:  # pragma: no cover
-            raise RuntimeError("the server did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    uvi.should_exit = True
-    thread.join(timeout=10)
+    with browser_kit.serve(app) as url:
+        yield url
 
 
 def _post(url: str, token: str, body: dict[str, Any]) -> int:
@@ -97,11 +57,13 @@ def _post(url: str, token: str, body: dict[str, Any]) -> int:
         return int(error.code)
 
 
-def test_605a_tilt_pages_show_the_lock_and_the_supervisor_clears_it(server: str) -> None:
+def test_605a_tilt_pages_show_the_lock_and_the_supervisor_clears_it(
+    server: str, browser_kit: Any
+) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = browser_kit.launch(playwright)
         try:
             tablet: Any = {"viewport": {"width": 1024, "height": 768}}
             dealer = browser.new_page(**tablet)
