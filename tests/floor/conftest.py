@@ -4,6 +4,7 @@ PostgreSQL schema), players, staff tokens, and a round played through two termin
 from __future__ import annotations
 
 import os
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -11,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from tablejack.core.cards import full_deck
+from tablejack.core.rules import ClassicRules
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.app import create_app
 from tablejack.server.floor import Floor
@@ -186,6 +189,83 @@ def play_round(
     return str(opened["round_id"])
 
 
+# -- a one-deck table dealt by the card reader (card inventory and automatic tilts) ---------
+
+DECK = [card.code for card in full_deck()]
+# round 1 at the one-deck table: seat 1 (ann) 10S 9S = 19, seat 2 (bob) 10H 8H = 18, dealer
+# 9D + hole 8D = 17 stands: both win 1 to 1 once the clock has stood both seats
+ROUND_1 = ["10S", "10H", "9D", "9S", "8H", "8D"]
+
+
+def one_deck_table(**options: Any) -> TableConfig:
+    """A classic one-deck table dealt by the card reader (a short shoe shows at once)."""
+    options.setdefault("require_procedures", False)
+    return TableConfig(
+        "C1",
+        ClassicRules(decks=1),
+        source="reader",
+        automated=False,
+        countdown_seconds=0.3,
+        **options,
+    )
+
+
+def post(client: Any, path: str, who: str, **body: Any) -> Any:
+    """POST ``body`` as JSON with ``who``'s token."""
+    return client.post(path, json=body, headers=auth(who))
+
+
+def dealer(client: Any, command: str, table: str = "C1") -> Any:
+    """A dealer console command."""
+    return post(client, f"/api/tables/{table}/dealer", "dealer", command=command)
+
+
+def read(client: Any, *lines: str, table: str = "C1") -> list[str]:
+    """Lines of the reader line protocol over HTTP; the answers."""
+    body = "\n".join(lines) + "\n"
+    answer = client.post(f"/api/tables/{table}/reader", content=body, headers=auth("dealer"))
+    assert answer.status_code == 200
+    return list(answer.text.splitlines())
+
+
+def staff_state(client: Any, table: str = "C1") -> dict[str, Any]:
+    """The dealer console's state of a table."""
+    return dict(client.get(f"/api/tables/{table}/state", headers=auth("dealer")).json())
+
+
+def balance(client: Any, who: str) -> int:
+    """A player's balance in cents."""
+    return int(client.get("/api/me", headers=auth(who)).json()["balance"])
+
+
+def eventually(check: Callable[[], Any], seconds: float = 10.0) -> Any:
+    """Poll until ``check()`` is truthy (the server acts on a closed socket asynchronously)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError("not reached in time")
+
+
+def play_reader_round(client: TestClient) -> None:
+    """ann (seat 1) and bob (seat 2) wager $10; the reader deals :data:`ROUND_1`."""
+    dealer(client, "open-round")
+    with (
+        _Connect(client, "ann", "EWT-1", "C1") as ann,
+        _Connect(client, "bob", "EWT-2", "C1") as bob,
+    ):
+        assert ann.request({"type": "position", "position": 1})["type"] == "ack"
+        assert bob.request({"type": "position", "position": 2})["type"] == "ack"
+        assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
+        assert bob.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
+        dealer(client, "close-wagering")
+        assert all(line.startswith("OK ") for line in read(client, *ROUND_1))
+        # (the sockets stay open while their wagers are unsettled)
+        eventually(lambda: (staff_state(client)["view"] or {}).get("phase") == "complete")
+
+
 class Kit:
     """The helpers above, handed to tests as the ``kit`` fixture."""
 
@@ -195,6 +275,16 @@ class Kit:
     play_round = staticmethod(play_round)
     tokens = TOKENS
     credit = CREDIT
+    deck = DECK
+    round_1 = ROUND_1
+    one_deck_table = staticmethod(one_deck_table)
+    post = staticmethod(post)
+    dealer = staticmethod(dealer)
+    read = staticmethod(read)
+    staff_state = staticmethod(staff_state)
+    balance = staticmethod(balance)
+    eventually = staticmethod(eventually)
+    play_reader_round = staticmethod(play_reader_round)
 
 
 @pytest.fixture

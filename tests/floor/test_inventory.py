@@ -4,130 +4,58 @@ of a shoe accounts for every card, and a restart keeps the inventory."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from tablejack.core.cards import full_deck
-from tablejack.core.rules import ClassicRules
-from tablejack.server.table import TableConfig
 from tablejack.store.testing import Backend
-
-DECK = [card.code for card in full_deck()]
-# round 1 at the one-deck table: seat 1 (ann) 10S 9S = 19, seat 2 (bob) 10H 8H = 18, dealer
-# 9D + hole 8D = 17 stands: both win 1 to 1 once the clock has stood both seats
-ROUND_1 = ["10S", "10H", "9D", "9S", "8H", "8D"]
-
-
-def one_deck_table(**options: Any) -> TableConfig:
-    """A classic one-deck table dealt by the card reader (a short shoe shows at once)."""
-    options.setdefault("require_procedures", False)
-    return TableConfig(
-        "C1",
-        ClassicRules(decks=1),
-        source="reader",
-        automated=False,
-        countdown_seconds=0.3,
-        **options,
-    )
-
-
-def post(client: Any, kit: Any, path: str, who: str, **body: Any) -> Any:
-    return client.post(path, json=body, headers=kit.auth(who))
-
-
-def dealer(client: Any, kit: Any, command: str) -> Any:
-    return post(client, kit, "/api/tables/C1/dealer", "dealer", command=command)
-
-
-def read(client: Any, kit: Any, *lines: str) -> list[str]:
-    """Lines of the reader line protocol over HTTP; the answers."""
-    body = "\n".join(lines) + "\n"
-    answer = client.post("/api/tables/C1/reader", content=body, headers=kit.auth("dealer"))
-    assert answer.status_code == 200
-    return list(answer.text.splitlines())
-
-
-def staff_state(client: Any, kit: Any) -> dict[str, Any]:
-    return dict(client.get("/api/tables/C1/state", headers=kit.auth("dealer")).json())
-
-
-def wait_complete(client: Any, kit: Any) -> dict[str, Any]:
-    for _ in range(200):
-        state = staff_state(client, kit)
-        if state["view"] is not None and state["view"]["phase"] == "complete":
-            return state
-        time.sleep(0.05)
-    raise AssertionError("the round did not complete")
-
-
-def play_round_1(client: Any, kit: Any) -> None:
-    """ann (seat 1) and bob (seat 2) wager $10; the reader deals :data:`ROUND_1`."""
-    dealer(client, kit, "open-round")
-    with (
-        kit.connect(client, "ann", "EWT-1", "C1") as ann,
-        kit.connect(client, "bob", "EWT-2", "C1") as bob,
-    ):
-        assert ann.request({"type": "position", "position": 1})["type"] == "ack"
-        assert bob.request({"type": "position", "position": 2})["type"] == "ack"
-        assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
-        assert bob.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
-        dealer(client, kit, "close-wagering")
-        assert all(line.startswith("OK ") for line in read(client, kit, *ROUND_1))
-        wait_complete(client, kit)  # (the sockets stay open while their wagers are unsettled)
-
-
-def balance(client: Any, kit: Any, who: str) -> int:
-    return int(client.get("/api/me", headers=kit.auth(who)).json()["balance"])
 
 
 def test_605a_inventory_short_deck_at_load_is_refused_and_the_table_does_not_deal(
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
-    client = make_client([one_deck_table()], backend=backend)
-    short = post(client, kit, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(DECK[:-1]))
+    client = make_client([kit.one_deck_table()], backend=backend)
+    short = kit.post(client, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(kit.deck[:-1]))
     assert short.status_code == 409
     detail = short.json()["detail"]
     assert detail["code"] == "card_inventory"
-    assert "short 1" in detail["message"] and DECK[-1] in detail["message"]
-    state = staff_state(client, kit)
+    assert "short 1" in detail["message"] and kit.deck[-1] in detail["message"]
+    state = kit.staff_state(client)
     assert state["status"] == "halted"
     assert [(t["scope"], t["code"]) for t in state["tilts"]] == [("table", "card_inventory")]
     assert state["shoe"] is None
-    assert dealer(client, kit, "open-round").json()["detail"]["code"] == "table"
+    assert kit.dealer(client, "open-round").json()["detail"]["code"] == "table"
     history = client.get("/api/tables/C1/procedures", headers=kit.auth("super")).json()["history"]
     load = next(h for h in history if h["kind"] == "shoe_load")
     assert (load["result"], load["total"], load["problems"]["short"]) == (
         "refused",
         51,
-        {DECK[-1]: 1},
+        {kit.deck[-1]: 1},
     )
     # the supervisor clears the tilt; a full shoe is then taken and the table deals
-    cleared = post(
-        client, kit, "/api/tables/C1/clear", "super", code="replaced", reason="deck replaced"
+    cleared = kit.post(
+        client, "/api/tables/C1/clear", "super", code="replaced", reason="deck replaced"
     )
     assert cleared.json()["status"] == "open"
-    loaded = post(client, kit, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(DECK))
+    loaded = kit.post(client, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(kit.deck))
     assert (loaded.status_code, loaded.json()["loaded"]) == (200, 52)
-    assert dealer(client, kit, "open-round").status_code == 200
+    assert kit.dealer(client, "open-round").status_code == 200
     assert client.get("/api/verify-log", headers=kit.auth("super")).json()["ok"] is True
 
 
 def test_605a_inventory_over_full_deck_at_load_is_refused(
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
-    client = make_client([one_deck_table()], backend=backend)
-    over = post(
+    client = make_client([kit.one_deck_table()], backend=backend)
+    over = kit.post(
         client,
-        kit,
         "/api/tables/C1/shoe/load",
         "dealer",
-        cards=" ".join(DECK),
+        cards=" ".join(kit.deck),
         counts={"AS": 1, "ZZ": 1},
     )
     assert over.status_code == 409
     assert "over-full 1 (AS×1)" in over.json()["detail"]["message"]
     assert "not cards: ZZ" in over.json()["detail"]["message"]
-    state = staff_state(client, kit)
+    state = kit.staff_state(client)
     assert state["status"] == "halted"
     assert state["tilts"][0]["code"] == "card_inventory"
     shoe = client.get("/api/tables/C1/shoe", headers=kit.auth("dealer")).json()
@@ -139,18 +67,20 @@ def test_605a_inventory_over_full_deck_at_load_is_refused(
 def test_605a_inventory_a_card_with_no_copy_left_across_rounds_tilts_the_table(
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
-    client = make_client([one_deck_table()], backend=backend)
-    assert post(client, kit, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(DECK)).is_success
-    play_round_1(client, kit)
-    dealer(client, kit, "open-round")
+    client = make_client([kit.one_deck_table()], backend=backend)
+    assert kit.post(
+        client, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(kit.deck)
+    ).is_success
+    kit.play_reader_round(client)
+    kit.dealer(client, "open-round")
     with kit.connect(client, "ann", "EWT-1", "C1") as ann:
         ann.request({"type": "position", "position": 1})
         assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
-    dealer(client, kit, "close-wagering")
+    kit.dealer(client, "close-wagering")
     # 10S came out in round 1: the engine (one round's cards) would take it; the shoe cannot
-    [answer] = read(client, kit, "10S")
+    [answer] = kit.read(client, "10S")
     assert answer.startswith("ERR card inventory")
-    state = staff_state(client, kit)
+    state = kit.staff_state(client)
     assert (state["status"], state["tilts"][0]["code"]) == ("halted", "card_inventory")
     assert state["shoe"]["extra"] == {"10S": 1}
     recall = client.get("/api/rounds/C1-000002", headers=kit.auth("super")).json()
@@ -161,15 +91,17 @@ def test_605a_inventory_a_card_with_no_copy_left_across_rounds_tilts_the_table(
 def test_605a_inventory_missing_card_at_end_of_shoe_is_detected(
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
-    client = make_client([one_deck_table()], backend=backend)
-    assert post(client, kit, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(DECK)).is_success
-    play_round_1(client, kit)
-    left = [code for code in DECK if code not in ROUND_1]
+    client = make_client([kit.one_deck_table()], backend=backend)
+    assert kit.post(
+        client, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(kit.deck)
+    ).is_success
+    kit.play_reader_round(client)
+    left = [code for code in kit.deck if code not in kit.round_1]
     assert len(left) == 46
-    ended = post(client, kit, "/api/tables/C1/shoe/unload", "dealer", cards=" ".join(left[1:]))
+    ended = kit.post(client, "/api/tables/C1/shoe/unload", "dealer", cards=" ".join(left[1:]))
     assert ended.status_code == 409
     assert f"missing {left[0]}×1" in ended.json()["detail"]["message"]
-    state = staff_state(client, kit)
+    state = kit.staff_state(client)
     assert (state["status"], state["tilts"][0]["code"]) == ("halted", "card_inventory")
     assert state["shoe"] is None
     history = client.get("/api/tables/C1/procedures", headers=kit.auth("super")).json()["history"]
@@ -180,52 +112,58 @@ def test_605a_inventory_missing_card_at_end_of_shoe_is_detected(
 def test_605a_inventory_end_of_shoe_that_accounts_for_every_card_is_accepted(
     make_client: Any, kit: Any
 ) -> None:
-    client = make_client([one_deck_table()])
-    assert post(client, kit, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(DECK)).is_success
-    reloaded = post(client, kit, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(DECK))
+    client = make_client([kit.one_deck_table()])
+    assert kit.post(
+        client, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(kit.deck)
+    ).is_success
+    reloaded = kit.post(client, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(kit.deck))
     assert reloaded.json()["detail"]["code"] == "loaded"  # unload the shoe in use first
-    play_round_1(client, kit)
-    left = [code for code in DECK if code not in ROUND_1]
-    ended = post(client, kit, "/api/tables/C1/shoe/unload", "dealer", cards=" ".join(left))
+    kit.play_reader_round(client)
+    left = [code for code in kit.deck if code not in kit.round_1]
+    ended = kit.post(client, "/api/tables/C1/shoe/unload", "dealer", cards=" ".join(left))
     assert ended.status_code == 200
     assert (ended.json()["result"], ended.json()["read"]) == ("ok", 6)
-    assert staff_state(client, kit)["status"] == "open"
+    assert kit.staff_state(client)["status"] == "open"
 
 
 def test_605a_inventory_survives_a_restart(make_client: Any, kit: Any) -> None:
-    first = make_client([one_deck_table()])  # both clients open the same database file
-    assert post(first, kit, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(DECK)).is_success
-    play_round_1(first, kit)
-    dealer(first, kit, "open-round")
+    first = make_client([kit.one_deck_table()])  # both clients open the same database file
+    assert kit.post(
+        first, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(kit.deck)
+    ).is_success
+    kit.play_reader_round(first)
+    kit.dealer(first, "open-round")
     with kit.connect(first, "ann", "EWT-1", "C1") as ann:
         ann.request({"type": "position", "position": 1})
         ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})
-    dealer(first, kit, "close-wagering")
-    assert read(first, kit, "KS")[0].startswith("OK ")
+    kit.dealer(first, "close-wagering")
+    assert kit.read(first, "KS")[0].startswith("OK ")
     first.__exit__(None, None, None)
-    second = make_client([one_deck_table()])
+    second = make_client([kit.one_deck_table()])
     shoe = second.get("/api/tables/C1/shoe", headers=kit.auth("dealer")).json()["loaded"]
     assert (shoe["loaded"], shoe["read"], shoe["remaining"]) == (52, 7, 45)
     assert "KS" not in shoe["remaining_by_code"]
     # the resumed round's next card: 9D came out in round 1
-    assert read(second, kit, "9D")[0].startswith("ERR card inventory")
-    assert staff_state(second, kit)["tilts"][0]["code"] == "card_inventory"
+    assert kit.read(second, "9D")[0].startswith("ERR card inventory")
+    assert kit.staff_state(second)["tilts"][0]["code"] == "card_inventory"
 
 
 def test_605a_inventory_a_reader_table_with_the_procedures_on_needs_a_loaded_shoe(
     make_client: Any, kit: Any
 ) -> None:
-    client = make_client([one_deck_table(require_procedures=True)])
+    client = make_client([kit.one_deck_table(require_procedures=True)])
     for path, body in (
         ("reader-inspection", {"result": "ok"}),
         ("decks", {"decks": 1}),
         ("deck-inspection", {"dealer": "dana"}),
     ):
-        post(client, kit, f"/api/tables/C1/procedures/{path}", "super", **body)
-    refused = dealer(client, kit, "open-round").json()["detail"]
+        kit.post(client, f"/api/tables/C1/procedures/{path}", "super", **body)
+    refused = kit.dealer(client, "open-round").json()["detail"]
     assert refused["code"] == "procedure" and "No shoe is loaded" in refused["message"]
-    assert post(client, kit, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(DECK)).is_success
-    assert dealer(client, kit, "open-round").status_code == 200
+    assert kit.post(
+        client, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(kit.deck)
+    ).is_success
+    assert kit.dealer(client, "open-round").status_code == 200
 
 
 def test_605a_inventory_load_and_unload_over_the_tcp_reader_line(
@@ -233,7 +171,7 @@ def test_605a_inventory_load_and_unload_over_the_tcp_reader_line(
 ) -> None:
     import socket
 
-    client = make_client([one_deck_table()], reader_port=0)
+    client = make_client([kit.one_deck_table()], reader_port=0)
     line = socket.create_connection(("127.0.0.1", client.app.state.reader_port), timeout=5)
     stream = line.makefile("rwb")
 
@@ -248,19 +186,19 @@ def test_605a_inventory_load_and_unload_over_the_tcp_reader_line(
         send("AUTH tok-dealer C1")
         assert answer() == "OK C1"
         send("LOAD")
-        for code in DECK[:-1]:
+        for code in kit.deck[:-1]:
             send(code)
-        send(f"{DECK[-1]} 1")
+        send(f"{kit.deck[-1]} 1")
         send("END")
         assert answer() == "OK LOAD 52 cards, 1 decks"
         send("UNLOAD")
         for suit in range(4):  # lines of at most 128 bytes: a suit a line
-            send(" ".join(DECK[suit * 13 : suit * 13 + 13]))
+            send(" ".join(kit.deck[suit * 13 : suit * 13 + 13]))
         send("END")
         assert answer() == "OK UNLOAD 0 read, 52 counted out"
         send("LOAD")
         for suit in range(4):
-            send(" ".join(DECK[suit * 13 + (suit == 0) : suit * 13 + 13]))  # no AS
+            send(" ".join(kit.deck[suit * 13 + (suit == 0) : suit * 13 + 13]))  # no AS
         send("END")
         assert answer().startswith("ERR card inventory")
         send("QUIT")
@@ -268,4 +206,4 @@ def test_605a_inventory_load_and_unload_over_the_tcp_reader_line(
     finally:
         stream.close()
         line.close()
-    assert staff_state(client, kit)["tilts"][0]["code"] == "card_inventory"
+    assert kit.staff_state(client)["tilts"][0]["code"] == "card_inventory"

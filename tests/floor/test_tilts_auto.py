@@ -6,91 +6,18 @@ a clear code; a supervisor's void refunds every wager of the locked round."""
 from __future__ import annotations
 
 import socket
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from tablejack.core.cards import full_deck
-from tablejack.core.rules import ClassicRules
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.table import TableConfig
 from tablejack.store import Step
 from tablejack.store.testing import Backend
 
-DECK = [card.code for card in full_deck()]
-# round 1 at the one-deck table: seat 1 (ann) 10S 9S = 19, seat 2 (bob) 10H 8H = 18, dealer
-# 9D + hole 8D = 17 stands: both win 1 to 1 once the clock has stood both seats
-ROUND_1 = ["10S", "10H", "9D", "9S", "8H", "8D"]
-
-
-def one_deck_table(**options: Any) -> TableConfig:
-    """A classic one-deck table dealt by the card reader."""
-    options.setdefault("require_procedures", False)
-    return TableConfig(
-        "C1",
-        ClassicRules(decks=1),
-        source="reader",
-        automated=False,
-        countdown_seconds=0.3,
-        **options,
-    )
-
-
-def post(client: Any, kit: Any, path: str, who: str, **body: Any) -> Any:
-    return client.post(path, json=body, headers=kit.auth(who))
-
-
-def read(client: Any, kit: Any, *lines: str, table: str = "C1") -> list[str]:
-    """Lines of the reader line protocol over HTTP; the answers."""
-    body = "\n".join(lines) + "\n"
-    answer = client.post(f"/api/tables/{table}/reader", content=body, headers=kit.auth("dealer"))
-    assert answer.status_code == 200
-    return list(answer.text.splitlines())
-
-
-def balance(client: Any, kit: Any, who: str) -> int:
-    return int(client.get("/api/me", headers=kit.auth(who)).json()["balance"])
-
-
-def play_round_1(client: Any, kit: Any) -> None:
-    """ann (seat 1) and bob (seat 2) wager $10; the reader deals :data:`ROUND_1`."""
-    dealer(client, kit, "open-round")
-    with (
-        kit.connect(client, "ann", "EWT-1", "C1") as ann,
-        kit.connect(client, "bob", "EWT-2", "C1") as bob,
-    ):
-        assert ann.request({"type": "position", "position": 1})["type"] == "ack"
-        assert bob.request({"type": "position", "position": 2})["type"] == "ack"
-        assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
-        assert bob.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
-        dealer(client, kit, "close-wagering")
-        assert all(line.startswith("OK ") for line in read(client, kit, *ROUND_1))
-        eventually(lambda: (staff_state(client, kit)["view"] or {}).get("phase") == "complete")
-
-
-def staff_state(client: Any, kit: Any, table: str = "C1") -> dict[str, Any]:
-    return dict(client.get(f"/api/tables/{table}/state", headers=kit.auth("dealer")).json())
-
-
-def dealer(client: Any, kit: Any, command: str, table: str = "C1") -> Any:
-    return post(client, kit, f"/api/tables/{table}/dealer", "dealer", command=command)
-
-
-def eventually(check: Callable[[], Any], seconds: float = 10.0) -> Any:
-    """Poll until ``check()`` is truthy (the server acts on a closed socket asynchronously)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError("not reached in time")
-
 
 def players_total(client: Any, kit: Any) -> int:
-    return sum(balance(client, kit, who) for who in ("ann", "bob", "cat"))
+    return sum(kit.balance(client, who) for who in ("ann", "bob", "cat"))
 
 
 def ledger_balance(client: Any, kit: Any, account: str) -> int:
@@ -101,12 +28,14 @@ def ledger_balance(client: Any, kit: Any, account: str) -> int:
 def test_605a_tilt_duplicate_card_locks_round_and_void_refunds(
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
-    client = make_client([one_deck_table()], backend=backend)
-    assert post(client, kit, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(DECK)).is_success
-    play_round_1(client, kit)  # both win $10
-    assert (balance(client, kit, "ann"), balance(client, kit, "bob")) == (101_000, 101_000)
+    client = make_client([kit.one_deck_table()], backend=backend)
+    assert kit.post(
+        client, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(kit.deck)
+    ).is_success
+    kit.play_reader_round(client)  # both win $10
+    assert (kit.balance(client, "ann"), kit.balance(client, "bob")) == (101_000, 101_000)
     total = players_total(client, kit) + ledger_balance(client, kit, "house:C1")
-    dealer(client, kit, "open-round")
+    kit.dealer(client, "open-round")
     with (
         kit.connect(client, "ann", "EWT-1", "C1") as ann,
         kit.connect(client, "bob", "EWT-2", "C1") as bob,
@@ -115,10 +44,10 @@ def test_605a_tilt_duplicate_card_locks_round_and_void_refunds(
         bob.request({"type": "position", "position": 2})
         assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
         assert bob.request({"type": "wager", "kind": "blackjack", "amount": 2000})["ok"]
-        dealer(client, kit, "close-wagering")
+        kit.dealer(client, "close-wagering")
         # mid-round the reader sends 9D again: round 1's dealer up card, no copy left
-        assert read(client, kit, "KS", "KH") == ["OK C1-000002 5", "OK C1-000002 6"]
-        [refused] = read(client, kit, "9D")
+        assert kit.read(client, "KS", "KH") == ["OK C1-000002 5", "OK C1-000002 6"]
+        [refused] = kit.read(client, "9D")
         assert refused.startswith("ERR card inventory")
         for terminal in (ann, bob):
             shown = terminal.until(lambda m: m["type"] == "error" and m["code"] == "tilt")
@@ -126,36 +55,36 @@ def test_605a_tilt_duplicate_card_locks_round_and_void_refunds(
             locked = terminal.state(lambda m: m["status"] == "halted")
             assert locked["round_id"] == "C1-000002"
         # the round is locked: nothing more is dealt, decided or settled
-        assert read(client, kit, "9H")[0].startswith("ERR PA 633a.14")
+        assert kit.read(client, "9H")[0].startswith("ERR PA 633a.14")
         assert ann.request({"type": "action", "verb": "stand"})["code"] == "halted"
-    console = staff_state(client, kit)
+    console = kit.staff_state(client)
     assert console["status"] == "halted"
     assert [(t["scope"], t["code"]) for t in console["tilts"]] == [("table", "card_inventory")]
     recall = client.get("/api/rounds/C1-000002", headers=kit.auth("super")).json()
     assert recall["status"] == "irregular"
     assert "complete" not in [e["kind"] for e in recall["events"]]
     assert recall["settlements"] == []
-    assert (balance(client, kit, "ann"), balance(client, kit, "bob")) == (100_000, 99_000)
+    assert (kit.balance(client, "ann"), kit.balance(client, "bob")) == (100_000, 99_000)
     # a clear without the supervisor role is refused, audited, and the table stays locked
-    by_dealer = post(
-        client, kit, "/api/tables/C1/clear", "dealer", code="checked_no_fault", reason="ok"
+    by_dealer = kit.post(
+        client, "/api/tables/C1/clear", "dealer", code="checked_no_fault", reason="ok"
     )
     assert by_dealer.status_code == 403
     assert by_dealer.json()["detail"]["rule"] == "table lock-out"
-    assert staff_state(client, kit)["status"] == "halted"
+    assert kit.staff_state(client)["status"] == "halted"
     # the supervisor voids the round: every wager refunded, the tilt still locks the table
-    voided = post(client, kit, "/api/tables/C1/void", "super", reason="duplicate 9D read")
+    voided = kit.post(client, "/api/tables/C1/void", "super", reason="duplicate 9D read")
     assert voided.json() == {"ok": True, "voided": "C1-000002"}
-    assert (balance(client, kit, "ann"), balance(client, kit, "bob")) == (101_000, 101_000)
+    assert (kit.balance(client, "ann"), kit.balance(client, "bob")) == (101_000, 101_000)
     assert players_total(client, kit) + ledger_balance(client, kit, "house:C1") == total
     assert ledger_balance(client, kit, "escrow:C1") == 0  # nothing of round 2 left unsettled
     recall = client.get("/api/rounds/C1-000002", headers=kit.auth("super")).json()
     assert recall["status"] == "voided"
     assert sorted(r["amount"] for r in recall["events"][-1]["payload"]["refunds"]) == [1000, 2000]
-    assert staff_state(client, kit)["status"] == "halted"
-    assert dealer(client, kit, "open-round").json()["detail"]["code"] == "table"
-    cleared = post(
-        client, kit, "/api/tables/C1/clear", "super", code="replaced", reason="shoe replaced"
+    assert kit.staff_state(client)["status"] == "halted"
+    assert kit.dealer(client, "open-round").json()["detail"]["code"] == "table"
+    cleared = kit.post(
+        client, "/api/tables/C1/clear", "super", code="replaced", reason="shoe replaced"
     )
     assert (cleared.status_code, cleared.json()["status"]) == (200, "open")
     audit = client.get("/api/audit?table=C1", headers=kit.auth("super")).json()
@@ -168,20 +97,20 @@ def test_605a_tilt_duplicate_card_locks_round_and_void_refunds(
 def test_605a_tilt_card_not_requested_tilts_and_needs_void_and_clear(
     make_client: Any, kit: Any
 ) -> None:
-    client = make_client([one_deck_table()])
-    dealer(client, kit, "open-round")
+    client = make_client([kit.one_deck_table()])
+    kit.dealer(client, "open-round")
     with kit.connect(client, "ann", "EWT-1", "C1") as ann:
         ann.request({"type": "position", "position": 1})
         ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})
-    [refused] = read(client, kit, "AS")  # wagering is still open: nobody asked for a card
+    [refused] = kit.read(client, "AS")  # wagering is still open: nobody asked for a card
     assert refused.startswith("ERR ")
-    assert staff_state(client, kit)["tilts"][0]["code"] == "card_not_requested"
-    cleared = post(client, kit, "/api/tables/C1/clear", "super", code="other", reason="misdeal")
+    assert kit.staff_state(client)["tilts"][0]["code"] == "card_not_requested"
+    cleared = kit.post(client, "/api/tables/C1/clear", "super", code="other", reason="misdeal")
     assert cleared.json()["status"] == "halted"  # the irregular round still needs its void
     assert "void" in cleared.json()["halt_reason"]
-    post(client, kit, "/api/tables/C1/void", "super", reason="card not asked for")
-    assert staff_state(client, kit)["status"] == "open"
-    assert balance(client, kit, "ann") == 100_000
+    kit.post(client, "/api/tables/C1/void", "super", reason="card not asked for")
+    assert kit.staff_state(client)["status"] == "open"
+    assert kit.balance(client, "ann") == 100_000
 
 
 class Line:
@@ -203,35 +132,37 @@ class Line:
 
 def deal_to_wait(client: Any, kit: Any) -> None:
     """A round at the one-deck table with ann's wager, waiting for its first card."""
-    assert post(client, kit, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(DECK)).is_success
-    dealer(client, kit, "open-round")
+    assert kit.post(
+        client, "/api/tables/C1/shoe/load", "dealer", cards=" ".join(kit.deck)
+    ).is_success
+    kit.dealer(client, "open-round")
     with kit.connect(client, "ann", "EWT-1", "C1") as ann:
         ann.request({"type": "position", "position": 1})
         ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})
-    dealer(client, kit, "close-wagering")
+    kit.dealer(client, "close-wagering")
 
 
 def test_605a_tilt_reader_fault_line_locks_the_table_until_cleared(
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
-    client = make_client([one_deck_table()], backend=backend, reader_port=0)
+    client = make_client([kit.one_deck_table()], backend=backend, reader_port=0)
     deal_to_wait(client, kit)
     reader = Line(client.app.state.reader_port)
     try:
         assert reader.ask("AUTH tok-dealer C1") == "OK C1"
-        assert reader.ask(ROUND_1[0]) == "OK C1-000001 4"
+        assert reader.ask(kit.round_1[0]) == "OK C1-000001 4"
         assert reader.ask("FAULT optical sensor 2 dirty") == "OK TILT reader_fault"
-        console = staff_state(client, kit)
+        console = kit.staff_state(client)
         assert console["status"] == "halted"
         assert console["tilts"][0]["code"] == "reader_fault"
         assert "optical sensor 2 dirty" in console["next"]
-        assert reader.ask(ROUND_1[1]).startswith("ERR PA 633a.14")  # locked: not dealt
-        cleared = post(
-            client, kit, "/api/tables/C1/clear", "super", code="fault_repaired", reason="cleaned"
+        assert reader.ask(kit.round_1[1]).startswith("ERR PA 633a.14")  # locked: not dealt
+        cleared = kit.post(
+            client, "/api/tables/C1/clear", "super", code="fault_repaired", reason="cleaned"
         )
         assert cleared.json()["status"] == "open"  # the round was not irregular: it goes on
         # the card read while locked is out of the shoe: the dealer deals the next one
-        assert reader.ask(ROUND_1[2]) == "OK C1-000001 5"
+        assert reader.ask(kit.round_1[2]) == "OK C1-000001 5"
         assert reader.ask("QUIT") == "BYE"
     finally:
         reader.close()
@@ -243,20 +174,20 @@ def test_605a_tilt_reader_fault_line_locks_the_table_until_cleared(
 def test_605a_tilt_reader_connection_drop_while_a_card_is_awaited(
     make_client: Any, kit: Any
 ) -> None:
-    client = make_client([one_deck_table()], reader_port=0)
+    client = make_client([kit.one_deck_table()], reader_port=0)
     port = client.app.state.reader_port
     quiet = Line(port)  # a reader that leaves with QUIT before any card is awaited: no tilt
     assert quiet.ask("AUTH tok-dealer C1") == "OK C1"
     assert quiet.ask("QUIT") == "BYE"
     quiet.close()
     deal_to_wait(client, kit)
-    assert staff_state(client, kit)["status"] == "open"
+    assert kit.staff_state(client)["status"] == "open"
     reader = Line(port)
     assert reader.ask("AUTH tok-dealer C1") == "OK C1"
-    assert reader.ask(ROUND_1[0]) == "OK C1-000001 4"
+    assert reader.ask(kit.round_1[0]) == "OK C1-000001 4"
     reader.close()  # the connection drops while the engine waits for seat 2's card
-    tilt = eventually(
-        lambda: [t for t in staff_state(client, kit)["tilts"] if t["scope"] == "table"]
+    tilt = kit.eventually(
+        lambda: [t for t in kit.staff_state(client)["tilts"] if t["scope"] == "table"]
     )
     assert tilt[0]["code"] == "reader_fault"
     assert "dropped" in tilt[0]["message"]
@@ -283,24 +214,24 @@ def test_605a_tilt_connection_loss_locks_the_terminal_and_reconnect_keeps_seat_a
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
     client = make_client([hybrid()], backend=backend)
-    dealer(client, kit, "open-round", "A1")
+    kit.dealer(client, "open-round", "A1")
     with kit.connect(client, "bob", "EWT-2", "A1") as bob:
         bob.request({"type": "position", "position": 2})
         assert bob.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
         with kit.connect(client, "ann", "EWT-1", "A1") as ann:
             ann.request({"type": "position", "position": 1})
             assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
-            dealer(client, kit, "close-wagering", "A1")
+            kit.dealer(client, "close-wagering", "A1")
             ann.state(lambda m: m["view"] is not None and m["view"]["phase"] == "playing")
         # ann's socket is gone mid-round with her wager unsettled
-        found = eventually(lambda: locks(client, kit).get("EWT-1"))
+        found = kit.eventually(lambda: locks(client, kit).get("EWT-1"))
         assert found[0]["code"] == "connection_lost"
         assert "EWT-2" not in locks(client, kit)
-        console = eventually(lambda: staff_state(client, kit, "A1")["tilts"])
+        console = kit.eventually(lambda: kit.staff_state(client, "A1")["tilts"])
         assert [(t["scope"], t["terminal"], t["code"]) for t in console] == [
             ("terminal", "EWT-1", "connection_lost")
         ]
-        assert staff_state(client, kit, "A1")["status"] == "open"  # the table plays on
+        assert kit.staff_state(client, "A1")["status"] == "open"  # the table plays on
         with kit.connect(client, "ann", "EWT-1", "A1") as ann:
             told = ann.until(lambda m: m["type"] == "error" and m["code"] == "tilt")
             assert "connection_lost" in told["message"]
@@ -313,15 +244,14 @@ def test_605a_tilt_connection_loss_locks_the_terminal_and_reconnect_keeps_seat_a
             done = ann.state(lambda m: m["view"] is not None and m["view"]["phase"] == "complete")
             [settled] = done["view"]["you"]["settlements"]
             assert settled["amount"] == 1000
-            assert balance(client, kit, "ann") == 99_000 + settled["returned"]
-            refused_clear = post(
-                client, kit, "/api/floor/terminals/EWT-1/clear", "dealer", code="other", reason="x"
+            assert kit.balance(client, "ann") == 99_000 + settled["returned"]
+            refused_clear = kit.post(
+                client, "/api/floor/terminals/EWT-1/clear", "dealer", code="other", reason="x"
             )
             assert refused_clear.status_code == 403
             assert "EWT-1" in locks(client, kit)
-            cleared = post(
+            cleared = kit.post(
                 client,
-                kit,
                 "/api/floor/terminals/EWT-1/clear",
                 "super",
                 code="checked_no_fault",
@@ -330,8 +260,8 @@ def test_605a_tilt_connection_loss_locks_the_terminal_and_reconnect_keeps_seat_a
             assert cleared.status_code == 200
             ann.until(lambda m: m["type"] == "error" and m["code"] == "tilt_cleared")
             assert locks(client, kit) == {}
-            assert staff_state(client, kit, "A1")["tilts"] == []
-            dealer(client, kit, "open-round", "A1")
+            assert kit.staff_state(client, "A1")["tilts"] == []
+            kit.dealer(client, "open-round", "A1")
             assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
 
 
@@ -356,7 +286,7 @@ def test_605a_tilt_connection_loss_setting_decides_when_a_terminal_is_locked(
         ).status_code
         == 409
     )  # mid_round, always or off
-    dealer(client, kit, "open-round", "A1")
+    kit.dealer(client, "open-round", "A1")
     with kit.connect(client, "cat", "EWT-3", "A1") as cat:  # no wager: leaving is no tilt
         cat.request({"type": "position", "position": 3})
     with kit.connect(client, "ann", "EWT-1", "A1") as ann:  # mid_round: wagering still open
@@ -366,11 +296,11 @@ def test_605a_tilt_connection_loss_setting_decides_when_a_terminal_is_locked(
     with kit.connect(client, "bob", "EWT-2", "A1") as bob:  # always: from the wager on
         bob.request({"type": "position", "position": 2})
         assert bob.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
-    eventually(lambda: "EWT-2" in locks(client, kit))
+    kit.eventually(lambda: "EWT-2" in locks(client, kit))
     assert list(locks(client, kit)) == ["EWT-2"]
     setting("off")
     with kit.connect(client, "ann", "EWT-1", "A1") as ann:
-        dealer(client, kit, "close-wagering", "A1")
+        kit.dealer(client, "close-wagering", "A1")
         ann.state(lambda m: m["view"] is not None and m["view"]["phase"] == "playing")
     with kit.connect(client, "cat", "EWT-3", "A1") as cat:  # a later socket: the check ran
         cat.request({"type": "position", "position": 3})
@@ -382,11 +312,11 @@ def test_605a_tilt_storage_error_locks_the_table_and_nothing_is_applied(
 ) -> None:
     client = make_client([hybrid(countdown=30)], backend=backend)
     store = client.app.state.floor.store
-    dealer(client, kit, "open-round", "A1")
+    kit.dealer(client, "open-round", "A1")
     with kit.connect(client, "ann", "EWT-1", "A1") as ann:
         ann.request({"type": "position", "position": 1})
         assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
-        dealer(client, kit, "close-wagering", "A1")
+        kit.dealer(client, "close-wagering", "A1")
         ann.state(lambda m: m["view"] is not None and m["view"]["phase"] == "playing")
         before = client.get("/api/rounds/A1-000001", headers=kit.auth("super")).json()
         real = store.commit
@@ -403,17 +333,16 @@ def test_605a_tilt_storage_error_locks_the_table_and_nothing_is_applied(
         failing["on"] = False
         shown = ann.until(lambda m: m["type"] == "error" and m["code"] == "tilt")
         assert "storage_error" in shown["message"]
-        console = staff_state(client, kit, "A1")
+        console = kit.staff_state(client, "A1")
         assert console["status"] == "halted"
         assert console["tilts"][0]["code"] == "storage_error"
         assert console["view"]["community_cards"] == []  # the hit was not applied
         assert ann.request({"type": "action", "verb": "hit"})["code"] == "halted"
         after = client.get("/api/rounds/A1-000001", headers=kit.auth("super")).json()
         assert len(after["events"]) == len(before["events"])
-        assert balance(client, kit, "ann") == 99_000
-        cleared = post(
+        assert kit.balance(client, "ann") == 99_000
+        cleared = kit.post(
             client,
-            kit,
             "/api/tables/A1/clear",
             "super",
             code="fault_repaired",
@@ -421,20 +350,20 @@ def test_605a_tilt_storage_error_locks_the_table_and_nothing_is_applied(
         )
         assert cleared.json()["status"] == "open"
         assert ann.request({"type": "action", "verb": "hit"})["ok"]
-    view = staff_state(client, kit, "A1")["view"]
+    view = kit.staff_state(client, "A1")["view"]
     # the failed step's card went back into the virtual shoe: the hit after the clear gets it
     assert view["community_cards"] == ["9C"]
     assert client.get("/api/verify-log", headers=kit.auth("super")).json()["ok"] is True
 
 
 def test_605a_tilt_survives_a_restart_until_cleared(make_client: Any, kit: Any) -> None:
-    first = make_client([one_deck_table()])
-    tilted = post(client=first, kit=kit, path="/api/tables/C1/tilt", who="dealer", code="other")
+    first = make_client([kit.one_deck_table()])
+    tilted = kit.post(first, "/api/tables/C1/tilt", "dealer", code="other")
     assert tilted.status_code == 200
     first.__exit__(None, None, None)
-    second = make_client([one_deck_table()])
-    state = staff_state(second, kit)
+    second = make_client([kit.one_deck_table()])
+    state = kit.staff_state(second)
     assert (state["status"], state["tilts"][0]["code"]) == ("halted", "other")
-    assert dealer(second, kit, "open-round").status_code == 409
-    cleared = post(second, kit, "/api/tables/C1/clear", "super", code="other", reason="checked")
+    assert kit.dealer(second, "open-round").status_code == 409
+    cleared = kit.post(second, "/api/tables/C1/clear", "super", code="other", reason="checked")
     assert cleared.json()["status"] == "open"
