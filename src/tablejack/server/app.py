@@ -172,9 +172,10 @@ def create_app(
         finally:
             if listener is not None:
                 listener.close()
-            from tablejack.server.tilts import drain  # pending connection_lost checks
+            from tablejack.server import protections, tilts
 
-            await drain(floor)
+            await tilts.drain(floor)  # pending connection_lost checks
+            await protections.drain(floor)  # a reload of the guard's cache under way
             await floor.stop()
             await store.close()
 

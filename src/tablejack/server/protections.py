@@ -22,7 +22,7 @@ from tablejack.store import protections
 from tablejack.store.meters_report import day_bounds, gaming_day_of
 from tablejack.store.vouchers import FloorRefusedError, floor_settings
 
-__all__ = ["RELOAD_SECONDS", "guard", "invalidate", "wager_at_stake"]
+__all__ = ["RELOAD_SECONDS", "drain", "guard", "invalidate", "wager_at_stake"]
 
 RELOAD_SECONDS = 5.0
 MONEY_VERBS = ("double", "split", "insurance", "ez-bust")
@@ -65,6 +65,13 @@ async def _cache(floor: Floor) -> _Cache:
     if cache is not None:
         return cache
     return await asyncio.shield(reload)
+
+
+async def drain(floor: Floor) -> None:
+    """Let a reload under way finish (at shutdown, before the store closes)."""
+    reload = _RELOADS.get(floor)
+    if reload is not None and not reload.done():
+        await asyncio.wait([reload], timeout=5)
 
 
 async def _load(floor: Floor) -> _Cache:
