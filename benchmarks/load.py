@@ -4,7 +4,10 @@ Starts ``tablejack serve`` as a separate process on a fresh database, connects t
 (:mod:`tablejack.server.botclient`), lets them play for the given time and reports:
 
 * rounds per second completed by the server (from the store),
-* the 50th/99th percentile from a terminal's decision to every terminal's state update,
+* the 50th/99th percentile from a terminal's decision to every terminal's state update, once
+  the terminals have connected (``--warmup``: the decisions of the first 10 seconds, when all
+  N×M terminals connect and join at once, are left out; the percentiles with them are
+  reported beside),
 * the server's resident memory (start, peak, end; sampled every second),
 * the server's CPU time: percent of one core, and milliseconds per round — a figure that
   other work on the machine barely changes, unlike the latencies.
@@ -118,15 +121,23 @@ async def count_rounds(db: str) -> tuple[int, int, list[str]]:
         await store.close()
 
 
-def play_group(job: tuple[str, list[tuple[int, str]], int, float, float]) -> dict[str, Any]:
+def play_group(
+    job: tuple[str, list[tuple[int, str]], int, float, float, float],
+) -> dict[str, Any]:
     """One bot process: from the time ``begin`` play the given terminals (index, token) for
-    ``seconds`` and return its measurements."""
-    url, group, terminals, begin, seconds = job
-    return asyncio.run(_play_group(url, group, terminals, begin, seconds))
+    ``seconds`` and return its measurements (latencies of the decisions sent after the first
+    ``warmup`` seconds, and of all of them)."""
+    url, group, terminals, begin, seconds, warmup = job
+    return asyncio.run(_play_group(url, group, terminals, begin, seconds, warmup))
 
 
 async def _play_group(
-    url: str, group: list[tuple[int, str]], terminals: int, begin: float, seconds: float
+    url: str,
+    group: list[tuple[int, str]],
+    terminals: int,
+    begin: float,
+    seconds: float,
+    warmup: float,
 ) -> dict[str, Any]:
     gc.collect()  # the bots, like the server, spend less time in the collector
     gc.freeze()
@@ -134,6 +145,7 @@ async def _play_group(
     late = time.time() - begin
     await asyncio.sleep(max(0.0, -late))
     cpu_before = time.process_time()
+    steady = time.perf_counter() + warmup
     stop = asyncio.Event()
     timings = Timings()
     bots = [
@@ -157,7 +169,8 @@ async def _play_group(
     stop.set()
     await asyncio.gather(*bots, return_exceptions=True)
     return {
-        "latencies": timings.latencies(),
+        "latencies": timings.latencies(steady),
+        "latencies_all": timings.latencies(),
         "decisions": timings.decisions,
         "wagers": timings.wagers,
         "errors": timings.errors,
@@ -195,6 +208,14 @@ async def main() -> None:
         type=int,
         default=2,
         help="processes the bot terminals run in (whole tables each; default 2)",
+    )
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="the latency percentiles leave out the decisions of the first SECONDS, when every "
+        "terminal connects at once (the figures with them are reported too; default 10)",
     )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -277,7 +298,11 @@ async def main() -> None:
         with context.Pool(args.bot_processes) as pool:
             pending = pool.map_async(
                 play_group,
-                [(url, group, args.terminals, begin, args.seconds) for group in groups if group],
+                [
+                    (url, group, args.terminals, begin, args.seconds, args.warmup)
+                    for group in groups
+                    if group
+                ],
             )
             await asyncio.sleep(max(0.0, begin - time.time()))
             cpu_before = cpu_seconds(server.pid)
@@ -292,11 +317,12 @@ async def main() -> None:
         rounds, total, problems = await count_rounds(db)
         rounds -= before_rounds
         samples: list[float] = sorted(s for result in results for s in result["latencies"])
+        everything: list[float] = sorted(s for r in results for s in r["latencies_all"])
 
-        def pct(p: float) -> float:
-            if not samples:
+        def pct(p: float, of: list[float] = samples) -> float:
+            if not of:
                 return float("nan")
-            return 1000 * samples[min(len(samples) - 1, int(p / 100 * len(samples)))]
+            return 1000 * of[min(len(of) - 1, int(p / 100 * len(of)))]
 
         report = {
             "tables": args.tables,
@@ -317,6 +343,11 @@ async def main() -> None:
             "latency_p95_ms": round(pct(95), 1),
             "latency_p99_ms": round(pct(99), 1),
             "latency_mean_ms": round(1000 * statistics.fmean(samples), 1) if samples else None,
+            "latency_warmup_s": args.warmup,
+            "latency_p50_p99_ms_with_warmup": [
+                round(pct(50, everything), 1),
+                round(pct(99, everything), 1),
+            ],
             "server_cpu_percent": round(100 * server_cpu / elapsed, 1),
             "server_cpu_ms_per_round": round(1000 * server_cpu / rounds, 1) if rounds else None,
             "bots_cpu_percent": round(100 * bots_cpu / elapsed, 1),

@@ -38,11 +38,14 @@ class Timings:
         """A terminal received the state at ``seq`` of a round."""
         self.arrivals.setdefault((table, round_id), {}).setdefault(terminal, []).append((seq, at))
 
-    def latencies(self) -> list[float]:
-        """For each decision, the delay until each terminal at its table received a state at or
-        past the decision's sequence number: one sample per decision and terminal."""
+    def latencies(self, since: float = float("-inf")) -> list[float]:
+        """For each decision (sent at ``since`` or later, on the ``time.perf_counter`` clock),
+        the delay until each terminal at its table received a state at or past the decision's
+        sequence number: one sample per decision and terminal."""
         out: list[float] = []
         for (table, round_id, seq), sent in self.actions.items():
+            if sent < since:
+                continue
             for received in self.arrivals.get((table, round_id), {}).values():
                 for arrived_seq, at in received:
                     if arrived_seq >= seq and at >= sent:
