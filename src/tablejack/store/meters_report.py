@@ -48,6 +48,7 @@ __all__ = [
     "METER_RULE",
     "clear_meters",
     "day_bounds",
+    "day_readings",
     "displayed_meters",
     "ensure_snapshots",
     "gaming_day_of",
@@ -454,10 +455,11 @@ async def snapshots(store: Store, day: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-async def win_report(store: Store, day: str, at_us: int | None = None) -> dict[str, Any]:
-    """The win report of a gaming day: per table and wager kind drop, win and hold, per EWT
-    the day's meters, the floor's totals; from the day's snapshot once the day has ended
-    (``final: true``), live before."""
+async def day_readings(
+    store: Store, day: str, at_us: int | None = None
+) -> tuple[int, int, bool, dict[str, dict[str, dict[str, Any]]]]:
+    """A gaming day's readings for a report: ``(start, end, final, {scope: {id: meters}})``,
+    from the day's snapshot once the day has ended (``final``), live before."""
     hour = int((await floor_settings(store))["gaming_day_start_hour"])
     try:
         start, end = day_bounds(day, hour)
@@ -473,6 +475,14 @@ async def win_report(store: Store, day: str, at_us: int | None = None) -> dict[s
         data = {scope: {k: v["day"] for k, v in taken.get(scope, {}).items()} for scope in SCOPES}
     else:
         data = await readings(store, since_us=start, until_us=end)
+    return start, end, final, data
+
+
+async def win_report(store: Store, day: str, at_us: int | None = None) -> dict[str, Any]:
+    """The win report of a gaming day: per table and wager kind drop, win and hold, per EWT
+    the day's meters, the floor's totals; from the day's snapshot once the day has ended
+    (``final: true``), live before."""
+    start, end, final, data = await day_readings(store, day, at_us)
     return {
         "gaming_day": day,
         "starts_us": start,

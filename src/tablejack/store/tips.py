@@ -31,15 +31,7 @@ from sqlalchemy import select
 from tablejack.store import protections
 from tablejack.store.db import EventIn, Store, StoreError, Transfer
 from tablejack.store.floor_models import TERMINALS
-from tablejack.store.meters_report import (
-    METER_RULE,
-    SCOPES,
-    day_bounds,
-    ensure_snapshots,
-    gaming_day_of,
-    readings,
-    snapshots,
-)
+from tablejack.store.meters_report import day_bounds, day_readings, gaming_day_of
 from tablejack.store.vouchers import (
     ACCOUNT_RULE,
     FloorRefusedError,
@@ -254,23 +246,9 @@ async def tip_report(store: Store, day: str, at_us: int) -> dict[str, Any]:
     of the tips, the floor's total; from the day's snapshot once the day has ended
     (``final: true``), live before. When tips are disabled the report says so and still
     gives what was tipped while they were enabled."""
-    settings = await floor_settings(store)
-    hour = int(settings["gaming_day_start_hour"])
-    try:
-        start, end = day_bounds(day, hour)
-    except ValueError:
-        raise FloorRefusedError(
-            "invalid", f"{day!r} is not a date (YYYY-MM-DD).", METER_RULE
-        ) from None
-    final = at_us >= end
-    if final:
-        await ensure_snapshots(store, at_us)
-        taken = await snapshots(store, day)
-        data = {scope: {k: v["day"] for k, v in taken.get(scope, {}).items()} for scope in SCOPES}
-    else:
-        data = await readings(store, since_us=start, until_us=end)
+    start, end, final, data = await day_readings(store, day, at_us)
     floor = data.get("floor", {}).get("floor", {})
-    enabled = bool(settings["tips_enabled"])
+    enabled = bool((await floor_settings(store))["tips_enabled"])
     return {
         "gaming_day": day,
         "starts_us": start,
