@@ -237,8 +237,8 @@ def _settle_heap_after(setup: Any) -> Any:
     start-up built (the code, the tables, the accounts) is frozen out of the collector's scans
     (:func:`gc.freeze`), and the young generation is collected after 20,000 allocations instead
     of 700. A round creates many short-lived objects; with the default thresholds the server
-    spent about a fifth more CPU per round (``benchmarks/load.py``, 50 tables × 20 terminals:
-    37.2 against 28.9 ms; docs/server.md, "Load")."""
+    spent 37.2 ms of CPU per round against 28.9 ms with these (``benchmarks/load.py``, 50
+    tables × 20 terminals, back to back; docs/server.md, "Load")."""
 
     async def run(floor: Any) -> None:
         if setup is not None:
