@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 from tablejack.core.errors import IllegalActionError
 from tablejack.core.money import format_cents, format_odds
@@ -23,6 +23,7 @@ __all__ = [
     "HybridAdapter",
     "HybridSharedAdapter",
     "MultiActionAdapter",
+    "SeatAdapter",
     "adapter_for",
     "rules_icon",
 ]
@@ -124,7 +125,36 @@ def shared_table_view(round_: Any) -> Iterator[None]:
         del round_._table_view
 
 
-class ClassicAdapter(Adapter):
+class SeatAdapter(Adapter):
+    """Games with one player per seat (classic, multi-action): the actor is the seat number."""
+
+    seat_rule: ClassVar[str] = POSITION_RULE
+    """The clause a player acting for another seat is refused under."""
+    holds: ClassVar[str] = "hand"
+    """What a seated player has in the round (the refusal's words)."""
+
+    def player_position(self, round_: Any, player: str) -> int | None:
+        for number, state in round_.seats.items():
+            if state.player == player:
+                return int(number)
+        return None
+
+    def actor(self, round_: Any, player: str, position: int | None) -> str:
+        own = self.player_position(round_, player)
+        rule = self.seat_rule
+        if own is None:
+            raise IllegalActionError(
+                f"{player} has no {self.holds} at this table this round ({rule}).", rule=rule
+            )
+        if position is not None and position != own:
+            raise IllegalActionError(
+                f"{player} plays seat {own}; seat {position} belongs to another player ({rule}).",
+                rule=rule,
+            )
+        return str(own)
+
+
+class ClassicAdapter(SeatAdapter):
     """Chapter 633a tables (with EZ Bust): one player per seat; the actor is the seat number.
 
     The countdown clock is a terminal-table service here (Chapter 633a has none): when it runs
@@ -153,27 +183,6 @@ class ClassicAdapter(Adapter):
                 rule="PA 633a.6(d)",
             )
         round_.place_wager(position, player, amount)
-
-    def player_position(self, round_: Any, player: str) -> int | None:
-        for number, state in round_.seats.items():
-            if state.player == player:
-                return int(number)
-        return None
-
-    def actor(self, round_: Any, player: str, position: int | None) -> str:
-        own = self.player_position(round_, player)
-        if own is None:
-            raise IllegalActionError(
-                f"{player} has no hand at this table this round ({POSITION_RULE}).",
-                rule=POSITION_RULE,
-            )
-        if position is not None and position != own:
-            raise IllegalActionError(
-                f"{player} plays seat {own}; seat {position} belongs to another player "
-                f"({POSITION_RULE}).",
-                rule=POSITION_RULE,
-            )
-        return str(own)
 
     def _table_view(self, round_: Any, *, hole: bool) -> dict[str, Any]:
         dealer_cards = [card.code for card in round_.dealer.cards]
@@ -419,7 +428,7 @@ class HybridSharedAdapter(Adapter):
         return ["dealer countdown-expired"] if round_.can_expire_countdown() else []
 
 
-class MultiActionAdapter(Adapter):
+class MultiActionAdapter(SeatAdapter):
     """NJ multi-action tables (N.J.A.C. 13:47): one player per seat (1–7), three betting
     spots per player placed in one wager (``place_wager(seat, player, [a1, a2, a3])``), one
     hand played against three dealer rounds; the actor is the seat number. The engine has no
@@ -431,6 +440,8 @@ class MultiActionAdapter(Adapter):
 
     game = "multi-action"
     RULE = "NJ MAB (f)(1)"
+    seat_rule = "NJ MAB (e)"
+    holds = "wagers"
 
     def place_wager(
         self, round_: Any, player: str, position: int | None, kind: str, amount: int
@@ -471,27 +482,6 @@ class MultiActionAdapter(Adapter):
                 )
             return f"{actor} double {','.join(str(spot) for spot in spots)}"
         return f"{actor} {verb}" + ("" if amount is None else f" {amount}")
-
-    def player_position(self, round_: Any, player: str) -> int | None:
-        for number, state in round_.seats.items():
-            if state.player == player:
-                return int(number)
-        return None
-
-    def actor(self, round_: Any, player: str, position: int | None) -> str:
-        own = self.player_position(round_, player)
-        if own is None:
-            raise IllegalActionError(
-                f"{player} has no wagers at this table this round (NJ MAB (e)).",
-                rule="NJ MAB (e)",
-            )
-        if position is not None and position != own:
-            raise IllegalActionError(
-                f"{player} plays seat {own}; seat {position} belongs to another player "
-                "(NJ MAB (e)).",
-                rule="NJ MAB (e)",
-            )
-        return str(own)
 
     def _table_view(self, round_: Any) -> dict[str, Any]:
         seats = []
