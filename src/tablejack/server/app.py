@@ -15,13 +15,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import Depends, FastAPI, HTTPException, Query, Request, WebSocket
+from fastapi import FastAPI, HTTPException, Request, WebSocket
 from fastapi.responses import FileResponse, PlainTextResponse, RedirectResponse
 from pydantic import BaseModel, Field, ValidationError
 from starlette.websockets import WebSocketDisconnect
 
+from tablejack.server.access import Who, floor_of, need, refuse
+from tablejack.server.auth import AuthRefusedError, Principal
 from tablejack.server.floor import Connection, Floor
 from tablejack.server.protocol import (
     PROTOCOL_VERSION,
@@ -36,9 +38,14 @@ from tablejack.server.protocol import (
     parse_client,
 )
 from tablejack.server.recall import recall
+from tablejack.server.signin import sign_in
 from tablejack.server.table import RefusedError, Table, TableConfig
+from tablejack.server.trust_api import CheckpointSettings, run_checkpoints
+from tablejack.server.trust_api import register as register_trust
 from tablejack.server.wire import dumps
 from tablejack.store import Store
+from tablejack.store.checkpoints import Checkpointer
+from tablejack.store.keys import load_private_key
 
 __all__ = ["RateLimit", "create_app"]
 
@@ -106,27 +113,6 @@ class DeckInspectionBody(BaseModel):
 Setup = Callable[[Floor], Awaitable[None]]
 
 
-def floor_of(request: Request) -> Floor:
-    floor: Floor = request.app.state.floor
-    return floor
-
-
-async def identity(
-    request: Request, token: Annotated[str | None, Query()] = None
-) -> tuple[str, str]:
-    header = request.headers.get("authorization", "")
-    bearer = header[7:] if header.lower().startswith("bearer ") else token
-    if not bearer:
-        raise HTTPException(401, "A bearer token is required.")
-    found = await floor_of(request).authenticate(bearer)
-    if found is None:
-        raise HTTPException(401, "Unknown token.")
-    return found
-
-
-Who = Annotated[tuple[str, str], Depends(identity)]
-
-
 def create_app(
     db_url: str,
     *,
@@ -140,6 +126,8 @@ def create_app(
     reader_tls: ssl.SSLContext | None = None,
     release_manifest: Path | None = None,
     manifest_public_key: Path | None = None,
+    checkpoints: CheckpointSettings | None = None,
+    demo: bool = False,
 ) -> FastAPI:
     """The app for one floor on ``db_url``: the given tables, then those saved in the store;
     ``setup`` runs once the floor is up (the demo uses it to add players and tokens).
@@ -148,13 +136,24 @@ def create_app(
     with ``reader_tls`` (:mod:`tablejack.server.tls`). ``release_manifest`` and
     ``manifest_public_key``: the release manifest the supervisor's software check compares with
     (default: the package's) and the public key its signature must verify with
-    (:mod:`tablejack.server.integrity`, PA 605a.4(c))."""
+    (:mod:`tablejack.server.integrity`, PA 605a.4(c)). ``checkpoints``: the key that signs
+    the checkpoints of the event log and the file they are appended to
+    (:mod:`tablejack.store.checkpoints`; none: no signed checkpoints). ``demo``: the demo's
+    sign-in page (never on a real floor)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        checkpointer = None
+        if checkpoints is not None:  # before the database: a bad key starts nothing
+            key = load_private_key(checkpoints.key)
         store = await Store.open(db_url)
         floor = Floor(store, clock=clock, broadcast_interval=broadcast_interval)
         app.state.floor = floor
+        if checkpoints is not None:
+            checkpointer = Checkpointer(store, key, checkpoints.file)
+            await start_checkpoint(floor, checkpointer)
+        app.state.checkpointer = checkpointer
+        floor.auth.start()
         await floor.refresh_balances()
         for config in tables or []:
             await floor.add_table(config)
@@ -167,6 +166,11 @@ def create_app(
 
             listener = await start_reader_listener(floor, reader_host, reader_port, tls=reader_tls)
             app.state.reader_port = listener.sockets[0].getsockname()[1]
+        signing = (
+            None
+            if checkpointer is None or checkpoints is None
+            else asyncio.create_task(run_checkpoints(floor, checkpointer, checkpoints))
+        )
         try:
             yield
         finally:
@@ -177,6 +181,13 @@ def create_app(
             await tilts.drain(floor)  # pending connection_lost checks
             await protections.drain(floor)  # a reload of the guard's cache under way
             await floor.stop()
+            await floor.auth.stop()
+            if signing is not None:
+                signing.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await signing
+            if checkpointer is not None:  # everything written is signed before the door shuts
+                await checkpointer.checkpoint("shutdown")
             await store.close()
 
     app = FastAPI(
@@ -189,13 +200,8 @@ def create_app(
     )
     app.state.release_manifest = release_manifest
     app.state.manifest_public_key = manifest_public_key
-
-    def need(who: tuple[str, str], *roles: str) -> str:
-        if who[0] not in roles:
-            raise HTTPException(
-                403, f"The {who[0]} role may not do this; it needs {' or '.join(roles)}."
-            )
-        return who[1]
+    app.state.checkpointer = None
+    app.state.demo = demo
 
     def table_of(request: Request, table_id: str) -> Table:
         table = floor_of(request).tables.get(table_id)
@@ -204,7 +210,7 @@ def create_app(
         return table
 
     async def refused_http(
-        request: Request, refusal: RefusedError, who: tuple[str, str], table: str
+        request: Request, refusal: RefusedError, who: Principal, table: str
     ) -> HTTPException:
         await floor_of(request).store.audit(
             refusal.code, refusal.message, table_id=table, actor=who[1], rule=refusal.rule
@@ -249,10 +255,18 @@ def create_app(
 
     @app.get("/api/me")
     async def me(request: Request, who: Who) -> dict[str, Any]:
-        """Who the token is; a player's balance."""
-        role, subject = who
-        balance = await floor_of(request).store.balance(subject) if role == "player" else None
-        return {"role": role, "subject": subject, "balance": balance}
+        """Who the credential is: role, subject, the terminal a player's session is bound to,
+        when it expires; a player's balance."""
+        balance = (
+            await floor_of(request).store.balance(who.subject) if who.role == "player" else None
+        )
+        return {
+            "role": who.role,
+            "subject": who.subject,
+            "terminal": who.terminal or None,
+            "expires_us": who.expires_us,
+            "balance": balance,
+        }
 
     @app.get("/api/tables")
     async def list_tables(request: Request, who: Who) -> list[dict[str, Any]]:
@@ -275,7 +289,7 @@ def create_app(
     @app.post("/api/tables/{table_id}/open")
     async def open_table(request: Request, table_id: str, who: Who) -> dict[str, Any]:
         """Open a table (supervisor)."""
-        need(who, "supervisor")
+        await need(request, who, "open_close_table")
         table = table_of(request, table_id)
         await table.set_status("open")
         return table.summary()
@@ -283,7 +297,7 @@ def create_app(
     @app.post("/api/tables/{table_id}/close")
     async def close_table(request: Request, table_id: str, who: Who) -> dict[str, Any]:
         """Close a table (supervisor); the round in progress is finished first."""
-        need(who, "supervisor")
+        await need(request, who, "open_close_table")
         table = table_of(request, table_id)
         await table.set_status("closed")
         return table.summary()
@@ -291,7 +305,7 @@ def create_app(
     @app.post("/api/tables/{table_id}/dealer")
     async def dealer(request: Request, table_id: str, body: DealerBody, who: Who) -> dict[str, Any]:
         """A dealer console command: open-round, close-wagering, card, countdown-expired."""
-        name = need(who, "dealer")
+        name = await need(request, who, "dealer_command")
         table = table_of(request, table_id)
         try:
             return await table.dealer_command(body.command, name, "console", body.card)
@@ -306,7 +320,7 @@ def create_app(
         request)."""
         from tablejack.server.reader import LineSession  # cards, FAULT, LOAD/UNLOAD blocks
 
-        name = need(who, "dealer")
+        name = await need(request, who, "reader")
         table = table_of(request, table_id)
         session = LineSession(floor_of(request), table, name, "reader")
         out = []
@@ -321,7 +335,7 @@ def create_app(
     @app.post("/api/tables/{table_id}/void")
     async def void(request: Request, table_id: str, body: VoidBody, who: Who) -> dict[str, Any]:
         """Void the round in progress and refund its wagers (supervisor)."""
-        name = need(who, "supervisor")
+        name = await need(request, who, "void_round")
         table = table_of(request, table_id)
         try:
             return await table.void(name, body.reason)
@@ -333,7 +347,7 @@ def create_app(
         request: Request, table_id: str, body: InspectionBody, who: Who
     ) -> dict[str, Any]:
         """The floorperson's card reader device inspection for this gaming day (633c.5(d))."""
-        name = need(who, "supervisor")
+        name = await need(request, who, "reader_inspection")
         table = table_of(request, table_id)
         await table.record_procedure("reader_inspection", body.model_dump(), name)
         return table.procedures_state()
@@ -343,7 +357,7 @@ def create_app(
         request: Request, table_id: str, body: DecksBody, who: Who
     ) -> dict[str, Any]:
         """New decks opened at the table (633c.5(g)): the 24-hour clock restarts."""
-        name = need(who, "supervisor", "dealer")
+        name = await need(request, who, "register_decks")
         table = table_of(request, table_id)
         await table.record_procedure("decks_registered", body.model_dump(), name)
         return table.procedures_state()
@@ -353,7 +367,7 @@ def create_app(
         request: Request, table_id: str, body: DeckInspectionBody, who: Who
     ) -> dict[str, Any]:
         """The dealer's inspection of the decks, verified by the floorperson (633c.5(i))."""
-        name = need(who, "supervisor")
+        name = await need(request, who, "deck_inspection")
         table = table_of(request, table_id)
         payload = body.model_dump() | {"verified_by": name}
         await table.record_procedure("deck_inspection", payload, name)
@@ -362,14 +376,14 @@ def create_app(
     @app.get("/api/tables/{table_id}/procedures")
     async def procedures(request: Request, table_id: str, who: Who) -> dict[str, Any]:
         """The gaming-day record of a table."""
-        need(who, "supervisor", "dealer")
+        await need(request, who, "read_procedures")
         table = table_of(request, table_id)
         return table.procedures_state() | {"history": table.procedures.history}
 
     @app.get("/api/meters")
     async def meters(request: Request, who: Who, table: str | None = None) -> list[dict[str, Any]]:
         """Drop, win and hold per table and wager kind (supervisor)."""
-        need(who, "supervisor")
+        await need(request, who, "read_meters")
         return await floor_of(request).store.meters(table)
 
     @app.get("/api/tables/{table_id}/rounds")
@@ -377,14 +391,14 @@ def create_app(
         request: Request, table_id: str, who: Who, limit: int = 20
     ) -> list[dict[str, Any]]:
         """The table's last rounds, newest first (supervisor)."""
-        need(who, "supervisor")
+        await need(request, who, "read_rounds")
         return await floor_of(request).store.rounds(table_id=table_id, limit=min(limit, 500))
 
     @app.get("/api/rounds/{round_id}")
     async def recall_round(request: Request, round_id: str, who: Who) -> dict[str, Any]:
         """Game recall: transcript, cards with read time, decisions with terminal,
         settlements with clause. A player may recall only rounds he played."""
-        need(who, "supervisor", "player")
+        await need(request, who, "recall_round")
         document = await recall(floor_of(request).store, round_id)
         if document is None:
             raise HTTPException(404, f"No round {round_id!r}.")
@@ -398,9 +412,15 @@ def create_app(
     async def account_ledger(
         request: Request, account_id: str, who: Who, limit: int = 100
     ) -> dict[str, Any]:
-        """An account's balance and ledger entries (supervisor, or the player himself)."""
-        if who[0] != "supervisor" and not (who[0] == "player" and who[1] == account_id):
-            raise HTTPException(403, "Only the supervisor or the account's player may read it.")
+        """An account's balance and ledger entries (supervisor, cashier, or the player himself)."""
+        if not who.may("read_account") and not (who.role == "player" and who.subject == account_id):
+            raise await refuse(
+                request,
+                who,
+                "role",
+                "Only the account's player, a cashier or a supervisor may read an account.",
+                "PA 605a.4(d)",
+            )
         store = floor_of(request).store
         balance = await store.balance(account_id)
         if balance is None:
@@ -414,23 +434,32 @@ def create_app(
     @app.get("/api/terminals/{terminal}/rounds")
     async def terminal_rounds(request: Request, terminal: str, who: Who, n: int = 10) -> list[str]:
         """The last ``n`` rounds in which a terminal acted (supervisor)."""
-        need(who, "supervisor")
+        await need(request, who, "read_rounds")
         return await floor_of(request).store.rounds_of_terminal(terminal, min(n, 100))
 
     @app.get("/api/verify-log")
     async def verify_log(request: Request, who: Who) -> dict[str, Any]:
-        """Recompute every hash chain and the ledger (supervisor)."""
-        need(who, "supervisor")
-        store = floor_of(request).store
-        problems = await store.verify_log() + await store.ledger_check()
-        return {"ok": not problems, "problems": problems}
+        """Verify the store: every hash chain, the ledger against the events, the invariants,
+        and the signed checkpoints with the server's own key (supervisor, operator). Events no
+        checkpoint covers yet are listed as ``pending``, not as problems."""
+        from tablejack.store.verify import verify
+
+        await need(request, who, "verify_log")
+        checkpointer = request.app.state.checkpointer
+        keys = [] if checkpointer is None else [checkpointer.private_key.public_key()]
+        report = await verify(
+            floor_of(request).store,
+            public_keys=keys,
+            checkpoint_file=None if checkpointer is None else checkpointer.file,
+        )
+        return report.to_json()
 
     @app.get("/api/audit")
     async def audit(
         request: Request, who: Who, table: str | None = None, limit: int = 100
     ) -> list[dict[str, Any]]:
         """RefusedError requests and irregularities, newest first (supervisor)."""
-        need(who, "supervisor")
+        await need(request, who, "read_audit")
         return await floor_of(request).store.audit_entries(table_id=table, limit=min(limit, 1000))
 
     # -- WebSocket ---------------------------------------------------------------------------
@@ -464,12 +493,17 @@ def create_app(
                 )
                 await socket.close(1002, "protocol version")
                 return
-            found = await floor.authenticate(first.token)
-            if found is None:
-                await floor.store.audit("auth", "unknown token", terminal=first.terminal)
-                await socket.close(1008, "unknown token")
+            try:
+                connection = await sign_in(floor, first, socket.cookies, socket.headers)
+            except AuthRefusedError as refusal:
+                await floor.store.audit(
+                    refusal.code, refusal.message, terminal=first.terminal or "", rule=refusal.rule
+                )
+                await socket.send_text(
+                    dumps(_error(None, refusal.code, refusal.rule, refusal.message))
+                )
+                await socket.close(1008, refusal.code)
                 return
-            connection = Connection(found[0], found[1], first.terminal)
             floor.connections.add(connection)
             writer = asyncio.create_task(_write(socket, connection))
             connection.push(
@@ -478,12 +512,28 @@ def create_app(
                     "protocol": PROTOCOL_VERSION,
                     "role": connection.role,
                     "subject": connection.subject,
+                    "terminal": connection.terminal,
                     "balance": floor.balances.get(connection.subject),
                     "tables": [t.summary() for t in floor.tables.values()],
                 }
             )
             while True:
                 text = await _receive(socket)
+                if not floor.signed_in(connection):
+                    connection.push(
+                        _error(
+                            None,
+                            "credential",
+                            "PA 605a.4(d)",
+                            "The credential of this session was revoked or has expired; sign in "
+                            "again.",
+                        )
+                    )
+                    connection.push(None)
+                    if writer is not None:
+                        with contextlib.suppress(Exception):
+                            await asyncio.wait_for(asyncio.shield(writer), 2)
+                    return
                 if not limit.allow():
                     if limit.refused == 1:
                         await floor.store.audit(
@@ -545,7 +595,33 @@ def create_app(
     from tablejack.server.terminal_features import register as register_terminal  # PA 605a
 
     register_terminal(app)
+    register_trust(app)  # sessions, credentials, the cage, checkpoints
+    if demo:
+        from tablejack.server.demo import register as register_demo
+
+        register_demo(app)
     return app
+
+
+async def start_checkpoint(floor: Floor, checkpointer: Checkpointer) -> None:
+    """At start: sign what the log holds beyond the last checkpoint (the tail a crash left),
+    and say so in the audit log."""
+    async with floor.store.engine.connect() as connection:
+        from sqlalchemy import func, select
+
+        from tablejack.store.models import ROUNDS
+
+        uncovered = await connection.scalar(
+            select(func.count()).where(ROUNDS.c.last_seq > ROUNDS.c.covered_seq)
+        )
+    made = await checkpointer.checkpoint("start")
+    if made is not None and uncovered:
+        await floor.store.audit(
+            "checkpoint",
+            f"at start, checkpoint {made.number} signed {uncovered} stream(s) written after the "
+            "last checkpoint (the tail of a crash, or writes while no server ran)",
+            rule="signed checkpoints",
+        )
 
 
 async def _receive(socket: WebSocket) -> str:
@@ -612,6 +688,13 @@ async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[
         table = floor.tables.get(message.table)
         if table is None:
             raise RefusedError("table", f"No table {message.table!r}.", "table")
+        binding = connection.binding
+        if binding is not None and binding.table != table.id:
+            raise RefusedError(
+                "terminal",
+                f"Terminal {binding.terminal} serves table {binding.table}, not {table.id}.",
+                "PA 605a.4(d)",
+            )
         if connection.table in floor.tables:
             floor.tables[connection.table].subscribers.discard(connection)
         connection.table = table.id
@@ -620,6 +703,8 @@ async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[
         from tablejack.server.tilts import on_join  # PA 605a: a locked table or terminal
 
         on_join(connection, table)
+        if binding is not None and binding.position is not None:
+            table.select_position(connection.subject, binding.position)
         connection.push(
             table.player_state(connection.subject)
             if connection.role == "player"
@@ -644,6 +729,13 @@ async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[
             "role", "Only a player terminal places wagers and decisions.", "role: player"
         )
     if isinstance(message, SelectPosition):
+        bound = connection.binding.position if connection.binding is not None else None
+        if bound is not None and message.position != bound:
+            raise RefusedError(
+                "position",
+                f"Terminal {connection.terminal} is bound to position {bound}.",
+                "PA 633c.5(l)",
+            )
         table.select_position(connection.subject, message.position)
         connection.push(table.player_state(connection.subject))
         return {"ok": True, "position": message.position}

@@ -1,4 +1,5 @@
-"""The table system's commands for the ``tablejack`` CLI: ``serve``, ``verify-log``, ``recall``.
+"""The table system's commands for the ``tablejack`` CLI: ``serve``, ``verify-log``, ``recall``,
+``keygen`` and ``tokens``.
 
 Heavy modules (the web framework, the database drivers) are imported only when a command runs.
 """
@@ -65,6 +66,34 @@ def register(app: typer.Typer) -> None:
                 help="Ed25519 public key (PEM) the release manifest's signature must verify with."
             ),
         ] = None,
+        checkpoint_key: Annotated[
+            Path | None,
+            typer.Option(
+                help="Ed25519 private key (PEM, `tablejack keygen`) that signs the checkpoints "
+                "of the event log; keep it off the database's machine's backups."
+            ),
+        ] = None,
+        checkpoint_log: Annotated[
+            Path | None,
+            typer.Option(
+                help="Append-only file every signed checkpoint is also written to (ship it "
+                "elsewhere); default: beside the key, checkpoints.jsonl."
+            ),
+        ] = None,
+        checkpoint_seconds: Annotated[
+            float, typer.Option(help="Sign a checkpoint at least this often (seconds).")
+        ] = 5.0,
+        checkpoint_events: Annotated[
+            int, typer.Option(help="Sign a checkpoint after this many events.")
+        ] = 1000,
+        unsigned: Annotated[
+            bool,
+            typer.Option(
+                "--unsigned",
+                help="Run without a checkpoint key (a database writer could then rewrite the "
+                "log unseen): development only.",
+            ),
+        ] = False,
     ) -> None:
         """Run the table server: terminals, dealer console, supervisor API and pages."""
         import uvicorn
@@ -80,9 +109,35 @@ def register(app: typer.Typer) -> None:
         tls_key = tls_key or settings.get("tls_key")
         release_manifest = release_manifest or settings.get("release_manifest")
         manifest_public_key = manifest_public_key or settings.get("manifest_public_key")
+        checkpoint_key = checkpoint_key or settings.get("checkpoint_key")
+        checkpoint_log = checkpoint_log or settings.get("checkpoint_log")
+        if checkpoint_key is None and demo:
+            checkpoint_key = _demo_key(Path(db))
+        if checkpoint_key is None and not unsigned:
+            typer.echo(
+                "tablejack serve: no checkpoint key. Make one with `tablejack keygen --out DIR` "
+                "and give --checkpoint-key DIR/checkpoint.key (or run --unsigned for "
+                "development). The server did not start.",
+                err=True,
+            )
+            raise typer.Exit(code=2)
+        signing = None
+        if checkpoint_key is not None:
+            from tablejack.server.trust_api import CheckpointSettings
+
+            signing = CheckpointSettings(
+                checkpoint_key,
+                checkpoint_log or checkpoint_key.parent / "checkpoints.jsonl",
+                checkpoint_seconds,
+                checkpoint_events,
+            )
         try:
             tls = tls_context(tls_cert, tls_key)
             signer = load_public_key(manifest_public_key) if manifest_public_key else None
+            if signing is not None:
+                from tablejack.store.keys import load_private_key
+
+                checkpoint_id = key_id(load_private_key(signing.key).public_key())
         except (TLSConfigError, SignatureError) as error:
             typer.echo(f"tablejack serve: {error} The server did not start.", err=True)
             raise typer.Exit(code=2) from None
@@ -102,6 +157,8 @@ def register(app: typer.Typer) -> None:
             reader_tls=tls,
             release_manifest=release_manifest,
             manifest_public_key=manifest_public_key,
+            checkpoints=signing,
+            demo=demo,
         )
         scheme, ws_scheme = ("https", "wss") if tls is not None else ("http", "ws")
         base = f"{scheme}://{host}:{port}"
@@ -117,6 +174,13 @@ def register(app: typer.Typer) -> None:
             )
         if signer is not None:
             typer.echo(f"  release manifest signatures checked with key {key_id(signer)}")
+        if signing is not None:
+            typer.echo(
+                f"  checkpoints signed with key {checkpoint_id[:16]}… and appended to "
+                f"{signing.file}"
+            )
+        else:
+            typer.echo("  WARNING: --unsigned: no signed checkpoints (development only)")
         if demo:
             for line in demo_urls(base, configs):
                 typer.echo("  " + line)
@@ -134,25 +198,186 @@ def register(app: typer.Typer) -> None:
     @app.command("verify-log")
     def verify_log(
         db: Annotated[str, typer.Option(help="Database: SQLite file or URL.")] = DEFAULT_DB,
+        public_key: Annotated[
+            list[Path] | None,
+            typer.Option(
+                help="Public key(s) of the checkpoint signer (PEM; repeat for keys rotated)."
+            ),
+        ] = None,
+        checkpoints: Annotated[
+            Path | None,
+            typer.Option(help="The append-only checkpoint file kept outside the database."),
+        ] = None,
+        strict: Annotated[
+            bool | None,
+            typer.Option(
+                help="Events no signed checkpoint covers are problems (default: with a key)."
+            ),
+        ] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     ) -> None:
-        """Recompute every round's hash chain and the ledger; exit 1 on any problem."""
+        """Verify the store: every hash chain, the ledger against the events, the invariants of
+        every account kind, and (with the public key) every signed checkpoint and the file
+        outside the database; exit 1 on any problem."""
         from tablejack.store import Store
+        from tablejack.store.keys import SignatureError, load_public_key
+        from tablejack.store.verify import verify
 
-        async def run() -> tuple[list[str], int]:
+        try:
+            keys = [load_public_key(path) for path in public_key or []]
+        except SignatureError as error:
+            typer.echo(f"verify-log: {error}", err=True)
+            raise typer.Exit(code=2) from None
+
+        async def run() -> Any:
             store = await Store.open(db)
             try:
-                problems = await store.verify_log() + await store.ledger_check()
-                count = len(await store.rounds(limit=10**9))
-                return problems, count
+                return await verify(
+                    store,
+                    public_keys=keys,
+                    checkpoint_file=checkpoints,
+                    strict=bool(keys) if strict is None else strict,
+                )
             finally:
                 await store.close()
 
-        problems, count = asyncio.run(run())
-        for problem in problems:
-            typer.echo(f"PROBLEM {problem}")
-        if problems:
+        report = asyncio.run(run())
+        if as_json:
+            typer.echo(json.dumps(report.to_json(), indent=2))
+        else:
+            for problem in report.problems:
+                typer.echo(f"PROBLEM {problem}")
+            for line in report.pending if not report.problems else []:
+                typer.echo(f"pending {line}")
+            for note in report.notes:
+                typer.echo(f"note: {note}")
+            if report.ok:
+                signed = (
+                    f", {report.checkpoints} signed checkpoints verified"
+                    if keys and report.checkpoints
+                    else ""
+                )
+                typer.echo(
+                    f"ok: {report.rounds} rounds and {report.streams - report.rounds} logs, "
+                    f"{report.events} events, {report.ledger_rows} ledger rows: every hash chain "
+                    f"intact, the ledger matches the events, every invariant holds{signed}"
+                )
+        if not report.ok:
             raise typer.Exit(code=1)
-        typer.echo(f"ok: {count} rounds, every hash chain intact, the ledger balances")
+
+    @app.command()
+    def keygen(
+        out: Annotated[Path, typer.Option(help="Folder for checkpoint.key and checkpoint.pub.")],
+    ) -> None:
+        """Make the Ed25519 key pair that signs the checkpoints of the event log: the private
+        key (mode 0600) for the server's configuration, the public key for verifiers."""
+        from tablejack.store.keys import (
+            SignatureError,
+            generate_key_pair,
+            key_id,
+            load_public_key,
+        )
+
+        try:
+            private, public = generate_key_pair(out, "checkpoint.key", "checkpoint.pub")
+        except SignatureError as error:
+            typer.echo(f"keygen: {error}", err=True)
+            raise typer.Exit(code=2) from None
+        typer.echo(f"private key: {private} (give it to `tablejack serve --checkpoint-key`)")
+        typer.echo(f"public key:  {public} (give it to `tablejack verify-log --public-key`)")
+        typer.echo(f"key id:      {key_id(load_public_key(public))}")
+
+    tokens = typer.Typer(help="Credentials: issue, list, revoke (docs/security.md).")
+    app.add_typer(tokens, name="tokens")
+
+    @tokens.command("issue")
+    def tokens_issue(
+        role: Annotated[str, typer.Option(help="player, dealer, supervisor, cashier, operator.")],
+        subject: Annotated[str, typer.Option(help="The player's account or the employee.")],
+        db: Annotated[str, typer.Option(help="Database: SQLite file or URL.")] = DEFAULT_DB,
+        lifetime: Annotated[
+            int | None, typer.Option(help="Seconds (default: the role's lifetime).")
+        ] = None,
+        by: Annotated[str, typer.Option(help="Who issues it (the audit names him).")] = "cli",
+    ) -> None:
+        """Issue a credential; its secret is printed once (the first operator's token comes
+        from here)."""
+        from tablejack.store import Store, StoreError
+        from tablejack.store import credentials as creds
+        from tablejack.store.policy import Actor, Role
+
+        async def run() -> Any:
+            store = await Store.open(db)
+            try:
+                return await creds.issue(
+                    store, role, subject, by=Actor(Role.OPERATOR, by), lifetime_s=lifetime
+                )
+            finally:
+                await store.close()
+
+        try:
+            issued = asyncio.run(run())
+        except StoreError as error:
+            typer.echo(f"tokens issue: {error}", err=True)
+            raise typer.Exit(code=2) from None
+        typer.echo(
+            f"{issued.credential.id} {role} {subject} expires "
+            f"{_time(issued.credential.expires_us)} UTC"
+        )
+        typer.echo(issued.token)
+
+    @tokens.command("list")
+    def tokens_list(
+        db: Annotated[str, typer.Option(help="Database: SQLite file or URL.")] = DEFAULT_DB,
+        role: Annotated[str | None, typer.Option(help="Only this role.")] = None,
+    ) -> None:
+        """Credentials (never their secrets), newest first."""
+        from tablejack.store import Store
+        from tablejack.store import credentials as creds
+
+        async def run() -> Any:
+            store = await Store.open(db)
+            try:
+                return await creds.credentials(store, role=role, limit=10_000)
+            finally:
+                await store.close()
+
+        for found in asyncio.run(run()):
+            state = "revoked" if found.revoked_us is not None else "valid"
+            typer.echo(
+                f"{found.id} {found.role:10} {found.subject:24} {state:8} expires "
+                f"{_time(found.expires_us)}" + (f" at {found.terminal}" if found.terminal else "")
+            )
+
+    @tokens.command("revoke")
+    def tokens_revoke(
+        credential: Annotated[str, typer.Argument(help="The credential's id (cr-…).")],
+        db: Annotated[str, typer.Option(help="Database: SQLite file or URL.")] = DEFAULT_DB,
+        by: Annotated[str, typer.Option(help="The supervisor who revokes it.")] = "cli",
+    ) -> None:
+        """Revoke a credential and its sessions; a running server refuses them within a
+        second (its revocation watch)."""
+        from tablejack.store import Store
+        from tablejack.store import credentials as creds
+        from tablejack.store.policy import Actor, Role
+
+        async def run() -> list[str]:
+            store = await Store.open(db)
+            try:
+                ids = await creds.revoke(store, credential, by=Actor(Role.SUPERVISOR, by))
+                if ids:
+                    await store.audit(
+                        "revoke", f"revoked {', '.join(ids)} from the command line", actor=by
+                    )
+                return ids
+            finally:
+                await store.close()
+
+        ids = asyncio.run(run())
+        if not ids:
+            typer.echo(f"tokens revoke: no valid credential {credential!r}.", err=True)
+            raise typer.Exit(code=1)
+        typer.echo(f"revoked: {', '.join(ids)}")
 
     @app.command()
     def recall(
@@ -205,7 +430,25 @@ def register(app: typer.Typer) -> None:
         typer.echo("Log: " + ("verified" if document["log_verified"] else "PROBLEMS"))
 
 
-SERVER_PATHS = ("tls_cert", "tls_key", "release_manifest", "manifest_public_key")
+SERVER_PATHS = (
+    "tls_cert",
+    "tls_key",
+    "release_manifest",
+    "manifest_public_key",
+    "checkpoint_key",
+    "checkpoint_log",
+)
+
+
+def _demo_key(db: Path) -> Path:
+    """The demo's checkpoint key beside its database (made on first use)."""
+    from tablejack.store.keys import generate_key_pair
+
+    folder = db.parent / f"{db.stem}-keys"
+    key = folder / "checkpoint.key"
+    if not key.exists():
+        generate_key_pair(folder, "checkpoint.key", "checkpoint.pub")
+    return key
 
 
 def _server_settings(tables: Path) -> dict[str, Path]:

@@ -1,20 +1,57 @@
 """The demo floor: a version A hybrid table, a version B table when the engine has one, a
 classic table with EZ Bust, each dealt from a virtual card-reading shoe by the automated dealer;
-demo players with credit, and dealer and supervisor tokens."""
+demo players with credit, four registered terminals per table (each with its device
+credential), and dealer, supervisor, cashier and operator tokens.
+
+The demo's landing page (``/``) signs a browser in as any demo player at any demo terminal, or
+as a member of staff, with one click (``POST /api/demo/sign-in``): the demo's secrets are fixed
+and printed at start. Those two routes exist only on a server started with ``--demo``."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request, Response
+from pydantic import BaseModel, Field
+
 from tablejack.core.rules import ClassicRules
 from tablejack.games import GAMES
+from tablejack.server.access import floor_of
 from tablejack.server.adapters import ADAPTERS
+from tablejack.server.auth import DEVICE_COOKIE, SESSION_COOKIE
 from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
+from tablejack.store import credentials as creds
+from tablejack.store.vouchers import terminals
 
-__all__ = ["DEMO_PLAYERS", "demo_setup", "demo_tables", "demo_urls"]
+__all__ = [
+    "DEMO_PLAYERS",
+    "DEMO_STAFF",
+    "demo_setup",
+    "demo_tables",
+    "demo_terminal_key",
+    "demo_urls",
+    "register",
+]
 
 DEMO_PLAYERS = ("ann", "bob", "cat", "dan")
 DEMO_CREDIT = 100_000
 """$1,000.00 of credit for each demo player."""
+DEMO_STAFF = {
+    "dealer": ("dealer-dana", "demo-dealer"),
+    "supervisor": ("floor-sam", "demo-supervisor"),
+    "cashier": ("cage-cleo", "demo-cashier"),
+    "operator": ("ops-olga", "demo-operator"),
+}
+"""Each staff role's demo employee and token."""
+TERMINALS_PER_TABLE = 4
+SEATED_GAMES = ("classic", "multi-action")
+"""Games whose terminals are bound to a seat (the others' players select a position)."""
+
+
+def demo_terminal_key(terminal: str) -> str:
+    """The device credential of a demo terminal."""
+    return f"demo-key-{terminal}"
 
 
 def demo_tables() -> list[TableConfig]:
@@ -49,11 +86,20 @@ def demo_tables() -> list[TableConfig]:
 
 async def demo_setup(floor: Floor) -> None:
     """Players with credit and tokens; staff tokens; today's procedures on every demo table."""
-    for number, player in enumerate(DEMO_PLAYERS, start=1):
+    for player in DEMO_PLAYERS:
         await floor.add_player(player, DEMO_CREDIT, f"demo-{player}")
-        del number
-    await floor.store.issue_token("dealer", "dealer-dana", "demo-dealer")
-    await floor.store.issue_token("supervisor", "floor-sam", "demo-supervisor")
+    for role, (subject, token) in DEMO_STAFF.items():
+        await floor.issue_token(role, subject, token)
+    for table in floor.tables.values():
+        seated = table.game in SEATED_GAMES
+        for number in range(1, TERMINALS_PER_TABLE + 1):
+            terminal = f"{table.id}-EWT{number}"
+            await floor.register_terminal(
+                terminal,
+                table.id,
+                position=number if seated else None,
+                key=demo_terminal_key(terminal),
+            )
     for table in floor.tables.values():
         if table.procedure_problem() is None:
             continue
@@ -69,18 +115,82 @@ async def demo_setup(floor: Floor) -> None:
 
 
 def demo_urls(base: str, floor_tables: list[TableConfig]) -> list[str]:
-    """The pages to open."""
-    first = floor_tables[0].id if floor_tables else "A1"
-    lines = []
-    for number, player in enumerate(DEMO_PLAYERS[:2], start=1):
-        lines.append(
-            f"terminal ({player}):  {base}/static/terminal.html?token=demo-{player}&table={first}"
-            f"&terminal=EWT-{number}"
-        )
-    for config in floor_tables:
-        lines.append(
-            f"dealer console {config.id}:  {base}/static/dealer.html?token=demo-dealer&table={config.id}"
-        )
-    lines.append(f"supervisor:  {base}/static/supervisor.html?token=demo-supervisor")
-    lines.append(f"API (OpenAPI):  {base}/docs")
+    """What to open, and the demo's secrets (for the API; never in a URL)."""
+    lines = [
+        f"start here:  {base}/  (sign in as any demo player at any terminal, or as staff)",
+        f"terminals:   {', '.join(f'{c.id}-EWT1..{TERMINALS_PER_TABLE}' for c in floor_tables)}"
+        f" (device credentials demo-key-<terminal>)",
+        f"players:     {', '.join(DEMO_PLAYERS)} (tokens demo-<player>)",
+        "staff:       " + ", ".join(f"{role} {token}" for role, (_, token) in DEMO_STAFF.items()),
+        f"API (OpenAPI):  {base}/docs  (Authorization: Bearer <token>)",
+    ]
     return lines
+
+
+class DemoSignIn(BaseModel):
+    """Sign this browser in as a demo player at a demo terminal, or as demo staff."""
+
+    player: str | None = Field(default=None, pattern=r"^[a-z]{1,16}$")
+    terminal: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    role: str | None = Field(default=None, pattern=r"^(dealer|supervisor|cashier|operator)$")
+
+
+def register(app: FastAPI) -> None:
+    """The demo's landing data and one-click sign-in (a ``--demo`` server only)."""
+
+    @app.get("/api/demo")
+    async def demo(request: Request) -> dict[str, Any]:
+        """The demo's tables, terminals, players and staff."""
+        floor = floor_of(request)
+        rows = await terminals(floor.store)
+        return {
+            "players": list(DEMO_PLAYERS),
+            "staff": [{"role": r, "subject": s} for r, (s, _) in DEMO_STAFF.items()],
+            "tables": [
+                {
+                    "id": table.id,
+                    "title": table.config.title or table.id,
+                    "game": table.game,
+                    "terminals": [
+                        {"id": r["id"], "position": r["position"]}
+                        for r in rows
+                        if r["table_id"] == table.id and r["status"] == "active"
+                    ],
+                }
+                for table in floor.tables.values()
+            ],
+        }
+
+    @app.post("/api/demo/sign-in")
+    async def demo_sign_in(
+        request: Request, response: Response, body: DemoSignIn
+    ) -> dict[str, Any]:
+        """Set this browser's cookies for a demo identity; where to go next."""
+        floor = floor_of(request)
+        if body.player is not None and body.terminal is not None:
+            if body.player not in DEMO_PLAYERS:
+                raise HTTPException(404, f"No demo player {body.player!r}.")
+            binding = await floor.auth.binding(body.terminal)
+            key = demo_terminal_key(body.terminal)
+            token = f"demo-{body.player}"
+            page = f"/static/terminal.html?table={binding.table}"
+        elif body.role is not None:
+            key, token, binding = None, DEMO_STAFF[body.role][1], None
+            page = "/static/supervisor.html" if body.role != "dealer" else "/static/dealer.html"
+        else:
+            raise HTTPException(422, "Name a player and a terminal, or a staff role.")
+        parent = await creds.lookup(floor.store, token)
+        principal = await floor.auth.authenticate(token, fresh=True)
+        if parent is None or principal is None:
+            raise HTTPException(409, "The demo's credentials are gone; restart the demo.")
+        session = await creds.open_session(
+            floor.store,
+            parent,
+            terminal=None if binding is None else binding.terminal,
+            by=principal.actor(),
+        )
+        options: dict[str, Any] = {"httponly": True, "samesite": "strict", "path": "/"}
+        if key is not None:
+            response.set_cookie(DEVICE_COOKIE, key, **options)
+        response.set_cookie(SESSION_COOKIE, session.token, **options)
+        return {"page": page, "role": principal.role, "subject": principal.subject}

@@ -18,13 +18,20 @@ from typing import Any
 
 from tablejack.core.rules import read_toml
 from tablejack.games import GAMES
+from tablejack.server.auth import Auth, Principal, TerminalBinding
 from tablejack.server.table import Table, TableConfig
 from tablejack.server.wire import dumps
 from tablejack.store import InsufficientFundsError, Store, Transfer
+from tablejack.store import credentials as creds
+from tablejack.store.policy import Actor, Role
 
-__all__ = ["Connection", "Floor", "load_tables_file", "table_config_from"]
+__all__ = ["SETUP", "Connection", "Floor", "load_tables_file", "table_config_from"]
 
 log = logging.getLogger("tablejack.server")
+
+SETUP = Actor(Role.CASHIER, "floor set-up")
+"""Who funds and issues tokens when the floor is set up from code (the demo, the tests)."""
+SETUP_OPERATOR = Actor(Role.OPERATOR, "floor set-up")
 
 
 @dataclass(eq=False)
@@ -37,6 +44,14 @@ class Connection:
     role: str
     subject: str
     terminal: str
+    principal: Principal | None = None
+    """The credential the socket signed in with (checked before every message)."""
+    session: str = ""
+    """The session the socket belongs to: its message sequence numbers are the session's."""
+    binding: TerminalBinding | None = None
+    """A player's terminal: the table and position its registration binds it to."""
+    device: Principal | None = None
+    """The terminal's device credential the hello presented (checked before every message)."""
     queue: asyncio.Queue[dict[str, Any] | str | None] = field(
         default_factory=lambda: asyncio.Queue(maxsize=256)
     )
@@ -104,7 +119,9 @@ class Floor:
         self.tables: dict[str, Table] = {}
         self.balances: dict[str, int] = {}
         self.connections: set[Connection] = set()
-        self._tokens: dict[str, tuple[str, str]] = {}
+        self.auth = Auth(store, self.now_us)
+        self.sequences: dict[str, tuple[int, str | None]] = {}
+        """The last message number (and id) of each session."""
 
     def now_us(self) -> int:
         """The floor clock in microseconds."""
@@ -135,16 +152,41 @@ class Floor:
             await self.add_table(config, status=row["status"])
 
     async def refresh_balances(self) -> None:
-        """Load every player balance into the cache."""
+        """Load every player balance into the cache (player accounts only: a table's escrow
+        is never a balance a terminal shows)."""
         self.balances = await self.store.accounts("player")
 
     async def add_player(self, player: str, credit: int, token: str | None = None) -> str:
-        """An account with ``credit`` cents from the cage, and a player token."""
+        """An account with ``credit`` cents sold by the cage, and a player token."""
         created = await self.store.ensure_account(player, "player", player)
         if created and credit:
-            await self.store.fund(player, credit, "demo credit")
+            await self.store.fund(player, credit, "opening credit", actor=SETUP)
         self.balances[player] = await self.store.balance(player) or 0
-        return await self.store.issue_token("player", player, token)
+        return await self.issue_token("player", player, token)
+
+    async def issue_token(self, role: str, subject: str, token: str | None = None) -> str:
+        """A credential for ``role`` and ``subject`` issued at set-up (the secret)."""
+        issued = await creds.issue(self.store, role, subject, by=SETUP_OPERATOR, token=token)
+        return issued.token
+
+    async def register_terminal(
+        self, terminal: str, table: str, *, position: int | None = None, key: str | None = None
+    ) -> str:
+        """Register a terminal at set-up; its device credential (the secret)."""
+        from tablejack.store.vouchers import register_terminal
+
+        issued = await register_terminal(
+            self.store, terminal, table, by=SETUP_OPERATOR, position=position, key=key
+        )
+        assert issued is not None  # a registration with a credential
+        return issued.token
+
+    def signed_in(self, connection: Connection) -> bool:
+        """Are the socket's credential (and its terminal's) still valid? (No I/O.)"""
+        return all(
+            principal is None or self.auth.valid(principal)
+            for principal in (connection.principal, connection.device)
+        )
 
     def book(self, transfers: Iterable[Transfer]) -> None:
         """Apply committed transfers to the balance cache."""
@@ -164,15 +206,6 @@ class Floor:
             balance = self.balances.get(account)
             if balance is not None and delta < 0 and balance + delta < 0:
                 raise InsufficientFundsError(account, -delta, balance)
-
-    async def authenticate(self, token: str) -> tuple[str, str] | None:
-        """``(role, subject)`` of a bearer token."""
-        found = self._tokens.get(token)
-        if found is None:
-            found = await self.store.token_info(token)
-            if found is not None:
-                self._tokens[token] = found
-        return found
 
     def broadcast(self, table: Table) -> None:
         """Send the table's state to everyone watching it, once per burst of changes: the

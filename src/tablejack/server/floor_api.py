@@ -18,7 +18,8 @@ from fastapi import FastAPI, HTTPException, Request
 from pydantic import BaseModel, Field
 
 from tablejack.server import protections as guard
-from tablejack.server.app import Who, floor_of
+from tablejack.server.access import Who, floor_of, need, refuse
+from tablejack.server.auth import Principal
 from tablejack.server.floor import Floor
 from tablejack.server.tilts import refresh_terminals
 from tablejack.store import meters_report, protections, tips, vouchers
@@ -32,27 +33,22 @@ TERMINAL = r"^[A-Za-z0-9_.:-]{1,58}$"
 
 
 class BillIn(BaseModel):
-    """A bill accepted by a terminal's bill validator."""
+    """A bill accepted by the validator of the terminal the player is signed in at."""
 
-    account: str = Field(min_length=1, max_length=64)
-    terminal: str = Field(pattern=TERMINAL)
     amount: int = Field(gt=0)
 
 
 class CashOut(BaseModel):
-    """Cash out at a terminal: all the credit (no amount) or part of it."""
+    """Cash out at the terminal the player is signed in at: all the credit (no amount) or
+    part of it."""
 
-    terminal: str = Field(pattern=TERMINAL)
     amount: int | None = Field(default=None, gt=0)
-    account: str | None = Field(default=None, max_length=64)
 
 
 class VoucherIn(BaseModel):
-    """A voucher inserted at a terminal."""
+    """A voucher inserted at the terminal the player is signed in at."""
 
     code: str = Field(min_length=1, max_length=40)
-    terminal: str = Field(pattern=TERMINAL)
-    account: str | None = Field(default=None, max_length=64)
 
 
 class HandPay(BaseModel):
@@ -66,11 +62,14 @@ class HandPay(BaseModel):
 
 
 class TerminalBody(BaseModel):
-    """Register, move or retire an EWT."""
+    """Register, move or retire an EWT; bind it to a position (seat games); ``credential``: a
+    new device credential for a terminal already registered (the old one is revoked)."""
 
     terminal: str = Field(pattern=TERMINAL)
     table: str = Field(min_length=1, max_length=64)
     status: str = Field(default="active", pattern=r"^(active|retired)$")
+    position: int | None = Field(default=None, ge=1, le=16)
+    credential: bool = False
 
 
 class SettingBody(BaseModel):
@@ -103,10 +102,10 @@ class ExclusionBody(BaseModel):
 
 
 class TipBody(BaseModel):
-    """A tip to the dealer from the player's game account at a terminal; the amount is
-    checked by the store (whole positive cents), so a bad one is refused and audited."""
+    """A tip to the dealer from the game account of the player signed in at a terminal; the
+    amount is checked by the store (whole positive cents), so a bad one is refused and
+    audited."""
 
-    terminal: str = Field(pattern=TERMINAL)
     table: str = Field(min_length=1, max_length=64)
     amount: Any
 
@@ -132,26 +131,6 @@ def license_count(active_terminals: int, rounding: str = "up") -> int:
     return math.ceil(active_terminals / EWTS_PER_TABLE)
 
 
-async def _refused(
-    floor: Floor, who: tuple[str, str], code: str, message: str, rule: str, status: int = 403
-) -> HTTPException:
-    await floor.store.audit(code, message, actor=who[1], rule=rule)
-    return HTTPException(status, {"code": code, "rule": rule, "message": message})
-
-
-async def _need(floor: Floor, who: tuple[str, str], what: str, *roles: str) -> str:
-    """The subject if the caller's role is one of ``roles``; else refused and audited."""
-    if who[0] not in roles:
-        raise await _refused(
-            floor,
-            who,
-            "role",
-            f"The {who[0]} role may not {what}; it needs {' or '.join(roles)}.",
-            f"role: {'/'.join(roles)}",
-        )
-    return who[1]
-
-
 def _http(refusal: FloorRefusedError) -> HTTPException:
     status = 403 if refusal.code in ("role", "supervisor") else 409
     return HTTPException(
@@ -163,7 +142,8 @@ def _booked(floor: Floor, movement: Movement) -> dict[str, Any]:
     """Apply a committed movement to the balance cache and tell the player's terminals."""
     floor.book(movement.transfers)
     account = movement.event.payload["account"]
-    floor.balances[account] = movement.balance
+    if account in floor.balances:  # player accounts only (never the cage or an escrow)
+        floor.balances[account] = movement.balance
     for connection in list(floor.connections):
         if connection.role == "player" and connection.subject == account:
             table = floor.tables.get(connection.table or "")
@@ -172,21 +152,18 @@ def _booked(floor: Floor, movement: Movement) -> dict[str, Any]:
     return movement.to_json()
 
 
-async def _account_for(floor: Floor, who: tuple[str, str], account: str | None, what: str) -> str:
-    """A player acts for his own game account only; staff name the account."""
-    if who[0] == "player":
-        if account not in (None, who[1]):
-            raise await _refused(
-                floor,
-                who,
-                "role",
-                f"A player may {what} only for his own game account.",
-                "PA 605a.4(d)",
-            )
-        return who[1]
-    if account is None:
-        raise HTTPException(422, "Name the game account.")
-    return account
+def _signed_in_player(who: Principal) -> None:
+    """A game-account movement at a terminal needs a player signed in at it."""
+    if who.role != "player" or not who.terminal:
+        raise HTTPException(
+            403,
+            {
+                "code": "terminal",
+                "rule": "PA 605a.4(d)",
+                "message": "Only a player signed in at a terminal (POST /api/session) moves his "
+                "game account there.",
+            },
+        )
 
 
 def register(app: FastAPI) -> None:
@@ -194,50 +171,49 @@ def register(app: FastAPI) -> None:
 
     @app.post("/api/floor/bill-in")
     async def bill_in(request: Request, body: BillIn, who: Who) -> dict[str, Any]:
-        """A bill accepted at a terminal credits the game account (605a.2(d), 605a.5(c));
-        reported by the attendant's or supervisor's device, never by a player's token."""
+        """A bill accepted by the validator of the terminal the player is signed in at credits
+        his game account (605a.2(d), 605a.5(c)); reported by that terminal's session only."""
         floor = floor_of(request)
-        name = await _need(floor, who, "report a bill in", "dealer", "supervisor")
+        await need(request, who, "bill_in")
+        _signed_in_player(who)
         try:
-            movement = await vouchers.bill_in(
-                floor.store, body.account, body.terminal, body.amount, by=name
-            )
+            movement = await vouchers.bill_in(floor.store, body.amount, actor=who.actor())
         except FloorRefusedError as refusal:
             raise _http(refusal) from None
         return _booked(floor, movement)
 
     @app.post("/api/floor/cash-out")
     async def cash_out(request: Request, body: CashOut, who: Who) -> dict[str, Any]:
-        """Cash out: a voucher for the credit (605a.5(c)); the answer carries the voucher
-        number and its validation code (printed on the voucher)."""
+        """Cash out at the terminal the player is signed in at: a voucher for the credit not in
+        play (605a.5(c)); the answer carries the voucher number and its validation code."""
         floor = floor_of(request)
-        account = await _account_for(floor, who, body.account, "cash out")
+        await need(request, who, "cash_out")
+        _signed_in_player(who)
         try:
-            movement = await vouchers.cash_out(
-                floor.store, account, body.terminal, body.amount, by=who[1]
-            )
+            movement = await vouchers.cash_out(floor.store, body.amount, actor=who.actor())
         except FloorRefusedError as refusal:
             raise _http(refusal) from None
         return _booked(floor, movement)
 
     @app.post("/api/floor/voucher-in")
     async def voucher_in(request: Request, body: VoucherIn, who: Who) -> dict[str, Any]:
-        """Redeem a voucher at any terminal of the floor, once (605a.5(c))."""
+        """Redeem a voucher at the terminal the player is signed in at, once (605a.5(c))."""
         floor = floor_of(request)
-        account = await _account_for(floor, who, body.account, "redeem a voucher")
+        await need(request, who, "voucher_in")
+        _signed_in_player(who)
         try:
-            movement = await vouchers.redeem_voucher(
-                floor.store, body.code, account, body.terminal, by=who[1]
-            )
+            movement = await vouchers.redeem_voucher(floor.store, body.code, actor=who.actor())
         except FloorRefusedError as refusal:
             raise _http(refusal) from None
         return _booked(floor, movement)
 
     @app.post("/api/floor/hand-pay")
     async def hand_pay(request: Request, body: HandPay, who: Who) -> dict[str, Any]:
-        """An attendant-paid jackpot or cancelled credit (605a.5(d)); above the hand-pay
-        limit a supervisor only (605a.4(d))."""
+        """An attendant-paid jackpot or cancelled credit (605a.5(d)) from a player's game
+        account, paid by the cage (cashier) up to the hand-pay limit, by a supervisor above it
+        (605a.4(d)); a dealer may not pay out."""
         floor = floor_of(request)
+        await need(request, who, "hand_pay")
         try:
             movement = await vouchers.hand_pay(
                 floor.store,
@@ -245,8 +221,7 @@ def register(app: FastAPI) -> None:
                 body.terminal,
                 body.amount,
                 body.kind,
-                by=who[1],
-                role=who[0],
+                actor=who.actor(),
                 reason=body.reason,
             )
         except FloorRefusedError as refusal:
@@ -257,7 +232,7 @@ def register(app: FastAPI) -> None:
     async def voucher(request: Request, number: str, who: Who) -> dict[str, Any]:
         """A voucher's record: amount, issue and redemption (supervisor)."""
         floor = floor_of(request)
-        await _need(floor, who, "read vouchers", "supervisor")
+        await need(request, who, "read_voucher")
         found = await vouchers.voucher(floor.store, number)
         if found is None:
             raise HTTPException(404, f"No voucher {number!r}.")
@@ -267,14 +242,14 @@ def register(app: FastAPI) -> None:
     async def settings(request: Request, who: Who) -> dict[str, Any]:
         """The operator's floor settings (dealer, supervisor)."""
         floor = floor_of(request)
-        await _need(floor, who, "read the floor settings", "dealer", "supervisor")
+        await need(request, who, "read_settings")
         return await vouchers.floor_settings(floor.store)
 
     @app.put("/api/floor/settings")
     async def set_setting(request: Request, body: SettingBody, who: Who) -> dict[str, Any]:
         """Change a floor setting (supervisor; audited)."""
         floor = floor_of(request)
-        name = await _need(floor, who, "change the floor settings", "supervisor")
+        name = await need(request, who, "change_settings")
         try:
             return await vouchers.set_floor_setting(floor.store, body.key, body.value, by=name)
         except FloorRefusedError as refusal:
@@ -282,21 +257,42 @@ def register(app: FastAPI) -> None:
 
     @app.post("/api/floor/terminals")
     async def register_terminal(request: Request, body: TerminalBody, who: Who) -> dict[str, Any]:
-        """Register, move or retire an EWT (supervisor)."""
+        """Register, move or retire an EWT and bind it to its table and position (operator).
+        A new terminal (or ``credential: true``) gets a device credential: its secret is in
+        this answer only (``credential``), to be installed on the terminal."""
         floor = floor_of(request)
-        name = await _need(floor, who, "register terminals", "supervisor")
+        await need(request, who, "register_terminal")
         if body.table not in floor.tables:
             raise HTTPException(404, f"No table {body.table!r}.")
-        await vouchers.register_terminal(
-            floor.store, body.terminal, body.table, by=name, status=body.status
-        )
-        return await license_view(request, who)
+        try:
+            issued = await vouchers.register_terminal(
+                floor.store,
+                body.terminal,
+                body.table,
+                by=who.actor(),
+                status=body.status,
+                position=body.position,
+                credential=body.credential,
+            )
+        except FloorRefusedError as refusal:
+            raise _http(refusal) from None
+        from tablejack.server.trust_api import close_sockets
+
+        if issued is not None or body.status == "retired":  # the old credential is revoked
+            close_sockets(floor, [], {body.terminal})
+        await floor.auth.refresh()
+        rows = await vouchers.terminals(floor.store)
+        return {
+            "terminal": next(r for r in rows if r["id"] == body.terminal),
+            "credential": None if issued is None else issued.token,
+            "credential_id": None if issued is None else issued.credential.id,
+        }
 
     @app.get("/api/floor/license")
     async def license_view(request: Request, who: Who) -> dict[str, Any]:
         """The licence count of § 605a.9(b): five EWTs count as one table (supervisor)."""
         floor = floor_of(request)
-        await _need(floor, who, "read the licence count", "supervisor")
+        await need(request, who, "read_terminals")
         rows = await vouchers.terminals(floor.store)
         active = [r for r in rows if r["status"] == "active"]
         rounding = (await vouchers.floor_settings(floor.store))["license_rounding"]
@@ -318,7 +314,7 @@ def register(app: FastAPI) -> None:
         """Meters per EWT, per table and for the floor, derived from the ledger (605a.5(d));
         the gaming days that ended are snapshotted first (supervisor)."""
         floor = floor_of(request)
-        await _need(floor, who, "read meters", "supervisor")
+        await need(request, who, "read_meters")
         await meters_report.ensure_snapshots(floor.store, floor.now_us())
         return await meters_report.displayed_meters(floor.store)
 
@@ -329,7 +325,12 @@ def register(app: FastAPI) -> None:
         floor = floor_of(request)
         try:
             return await meters_report.clear_meters(
-                floor.store, body.scope, body.scope_id, by=who[1], role=who[0], reason=body.reason
+                floor.store,
+                body.scope,
+                body.scope_id,
+                by=who.subject,
+                role=who.role,
+                reason=body.reason,
             )
         except FloorRefusedError as refusal:
             raise _http(refusal) from None
@@ -338,14 +339,14 @@ def register(app: FastAPI) -> None:
     async def clears(request: Request, who: Who, limit: int = 100) -> list[dict[str, Any]]:
         """The meter clears, newest first (supervisor)."""
         floor = floor_of(request)
-        await _need(floor, who, "read meter clears", "supervisor")
+        await need(request, who, "read_meters")
         return await meters_report.meter_clears(floor.store, min(limit, 1000))
 
     @app.get("/api/floor/reports/win")
     async def win_report(request: Request, who: Who, day: str | None = None) -> dict[str, Any]:
         """The win report of a gaming day (default: the current one) (supervisor)."""
         floor = floor_of(request)
-        await _need(floor, who, "read the win report", "supervisor")
+        await need(request, who, "read_reports")
         hour = (await vouchers.floor_settings(floor.store))["gaming_day_start_hour"]
         chosen = day or meters_report.gaming_day_of(floor.now_us(), int(hour))
         try:
@@ -364,20 +365,15 @@ def register(app: FastAPI) -> None:
         ``tip`` ledger row to the table's tip account, with an event of the terminal's
         account log."""
         floor = floor_of(request)
-        name = await _need(floor, who, "tip the dealer", "player")
+        await need(request, who, "tip")
+        _signed_in_player(who)
         if body.table not in floor.tables:
-            raise await _refused(
-                floor, who, "invalid", f"No table {body.table!r} to tip.", tips.TIP_RULE, 409
+            raise await refuse(
+                request, who, "invalid", f"No table {body.table!r} to tip.", tips.TIP_RULE, 409
             )
         try:
             movement = await tips.give_tip(
-                floor.store,
-                name,
-                body.terminal,
-                body.table,
-                body.amount,
-                by=name,
-                at_us=floor.now_us(),
+                floor.store, body.table, body.amount, actor=who.actor(), at_us=floor.now_us()
             )
         except FloorRefusedError as refusal:
             raise _http(refusal) from None
@@ -387,7 +383,7 @@ def register(app: FastAPI) -> None:
     async def tip_report(request: Request, who: Who, day: str | None = None) -> dict[str, Any]:
         """The tip report of a gaming day (default: the current one) (supervisor)."""
         floor = floor_of(request)
-        await _need(floor, who, "read the tip report", "supervisor")
+        await need(request, who, "read_reports")
         hour = (await vouchers.floor_settings(floor.store))["gaming_day_start_hour"]
         chosen = day or meters_report.gaming_day_of(floor.now_us(), int(hour))
         try:
@@ -404,15 +400,15 @@ def register(app: FastAPI) -> None:
         from tablejack.server.terminal_recall import recall_terminal
 
         floor = floor_of(request)
-        await _need(floor, who, "recall games", "player", "supervisor")
-        player = who[1] if who[0] == "player" else None
+        await need(request, who, "recall_round")
+        player = who.subject if who.role == "player" else None
         return await recall_terminal(floor.store, terminal, player=player, n=max(1, min(n, 10)))
 
-    async def _for_player(request: Request, account: str, who: tuple[str, str], what: str) -> Floor:
+    async def _for_player(request: Request, account: str, who: Principal, what: str) -> Floor:
         floor = floor_of(request)
-        if not (who[0] == "supervisor" or (who[0] == "player" and who[1] == account)):
-            raise await _refused(
-                floor,
+        if not (who.role == "supervisor" or (who.role == "player" and who.subject == account)):
+            raise await refuse(
+                request,
                 who,
                 "role",
                 f"Only the player himself or a supervisor may {what}.",
@@ -448,7 +444,9 @@ def register(app: FastAPI) -> None:
         floor = await _for_player(request, account, who, "set limits")
         new = {name: getattr(body, name) for name in body.model_fields_set}
         try:
-            await protections.set_limits(floor.store, account, new, by=who[1], at_us=floor.now_us())
+            await protections.set_limits(
+                floor.store, account, new, by=who.subject, at_us=floor.now_us()
+            )
         except FloorRefusedError as refusal:
             raise _http(refusal) from None
         guard.invalidate(floor)
@@ -463,7 +461,11 @@ def register(app: FastAPI) -> None:
         now = floor.now_us()
         try:
             await protections.self_exclude(
-                floor.store, account, now + body.days * meters_report.DAY_US, by=who[1], at_us=now
+                floor.store,
+                account,
+                now + body.days * meters_report.DAY_US,
+                by=who.subject,
+                at_us=now,
             )
         except FloorRefusedError as refusal:
             raise _http(refusal) from None
@@ -475,7 +477,7 @@ def register(app: FastAPI) -> None:
         """Lock a terminal with a tilt code (dealer, supervisor): it takes no wager or decision
         until a supervisor clears it."""
         floor = floor_of(request)
-        name = await _need(floor, who, "lock a terminal", "dealer", "supervisor")
+        name = await need(request, who, "lock_terminal")
         try:
             done = await protections.lock_terminal(
                 floor.store, terminal, body.code, body.reason, by=name, at_us=floor.now_us()
@@ -509,8 +511,8 @@ def register(app: FastAPI) -> None:
                 terminal,
                 body.code,
                 body.reason,
-                by=who[1],
-                role=who[0],
+                by=who.subject,
+                role=who.role,
                 at_us=floor.now_us(),
             )
         except FloorRefusedError as refusal:
@@ -523,7 +525,7 @@ def register(app: FastAPI) -> None:
     async def tilts(request: Request, who: Who) -> dict[str, Any]:
         """The terminals locked now and their tilts (dealer, supervisor)."""
         floor = floor_of(request)
-        await _need(floor, who, "read tilts", "dealer", "supervisor")
+        await need(request, who, "read_tilts")
         return await protections.open_locks(floor.store)
 
     @app.get("/api/floor/integrity")
@@ -531,8 +533,7 @@ def register(app: FastAPI) -> None:
         """The manifest hash of the running software and the release manifest (605a.4(c))."""
         from tablejack.server.integrity import running_status
 
-        floor = floor_of(request)
-        await _need(floor, who, "read the software's integrity", "supervisor")
+        await need(request, who, "read_integrity")
         state = request.app.state
         return await asyncio.to_thread(
             running_status,

@@ -45,15 +45,16 @@ import base64
 import binascii
 import hashlib
 import json
-import os
 from collections.abc import Mapping
 from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from tablejack.store import keys
+from tablejack.store.keys import SignatureError, key_id, load_public_key
 
 __all__ = [
     "MANIFEST_NAME",
@@ -161,78 +162,20 @@ def installed_manifest(path: Path | None = None) -> dict[str, Any] | None:
 # -- signatures (Ed25519) --------------------------------------------------------------------
 
 
-class SignatureError(ValueError):
-    """A key or signature file cannot be used: unreadable, or not what it should be."""
-
-
 def signature_path(manifest_path: Path) -> Path:
     """Where the detached signature of ``manifest_path`` lives: the same name plus ``.sig``."""
     return manifest_path.with_name(manifest_path.name + SIGNATURE_SUFFIX)
 
 
-def key_id(public_key: Ed25519PublicKey) -> str:
-    """A key's id: the SHA-256 (hex) of its 32 raw public bytes."""
-    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    return hashlib.sha256(raw).hexdigest()
-
-
-def _pem(path: Path, what: str) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as error:
-        raise SignatureError(
-            f"The {what} {str(path)!r} cannot be read: {error.strerror or error}."
-        ) from None
-
-
 def load_private_key(path: Path) -> Ed25519PrivateKey:
-    """The Ed25519 private key of a PEM file (PKCS #8, unencrypted)."""
-    try:
-        key = serialization.load_pem_private_key(_pem(path, "signing key"), password=None)
-    except (ValueError, TypeError):
-        key = None
-    if not isinstance(key, Ed25519PrivateKey):
-        raise SignatureError(
-            f"The signing key {str(path)!r} is not an unencrypted Ed25519 private key (PEM); "
-            "make one with `tablejack verify-install --generate-key DIR`."
-        )
-    return key
-
-
-def load_public_key(path: Path) -> Ed25519PublicKey:
-    """The Ed25519 public key of a PEM file (SubjectPublicKeyInfo)."""
-    try:
-        key = serialization.load_pem_public_key(_pem(path, "public key"))
-    except (ValueError, TypeError):
-        key = None
-    if not isinstance(key, Ed25519PublicKey):
-        raise SignatureError(f"The public key {str(path)!r} is not an Ed25519 public key (PEM).")
-    return key
+    """The release signing key of a PEM file (PKCS #8, unencrypted)."""
+    return keys.load_private_key(path, "tablejack verify-install --generate-key DIR")
 
 
 def generate_key_pair(directory: Path) -> tuple[Path, Path]:
-    """Make a release signing key pair in ``directory``: the private key (mode 0600) and the
-    public key, both PEM; never overwrite an existing key."""
-    directory.mkdir(parents=True, exist_ok=True)
-    private_path, public_path = directory / PRIVATE_KEY_NAME, directory / PUBLIC_KEY_NAME
-    for path in (private_path, public_path):
-        if path.exists():
-            raise SignatureError(f"{str(path)!r} exists; a key is never overwritten.")
-    key = Ed25519PrivateKey.generate()
-    private_pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-    descriptor = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "wb") as handle:
-        handle.write(private_pem)
-    public_path.write_bytes(
-        key.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
-    )
-    return private_path, public_path
+    """Make a release signing key pair in ``directory`` (private key mode 0600, both PEM);
+    never overwrite an existing key."""
+    return keys.generate_key_pair(directory, PRIVATE_KEY_NAME, PUBLIC_KEY_NAME)
 
 
 def sign_manifest(manifest: Mapping[str, Any], private_key: Ed25519PrivateKey) -> dict[str, str]:

@@ -29,8 +29,8 @@ __all__ = [
     "parse_client",
 ]
 
-PROTOCOL_VERSION = 1
-"""Bumped on any incompatible change of a message."""
+PROTOCOL_VERSION = 2
+"""Bumped on any incompatible change of a message (2: a player's hello proves its terminal)."""
 
 CommandId = Annotated[str, Field(min_length=1, max_length=64)]
 Cents = Annotated[int, Field(gt=0, le=10**11)]
@@ -44,12 +44,15 @@ class _Message(BaseModel):
 
 
 class Hello(_Message):
-    """First message: the protocol version, a bearer token and the terminal's id."""
+    """First message: the protocol version, a bearer token (none: the page's session cookie),
+    and for a player the terminal's id and its device credential (``terminal_key``; none: the
+    session is already bound to the terminal). Staff name their console (a label)."""
 
     type: Literal["hello"]
     protocol: int
-    token: Annotated[str, Field(min_length=1, max_length=128)]
-    terminal: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")] = "terminal"
+    token: Annotated[str, Field(min_length=1, max_length=128)] | None = None
+    terminal: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")] | None = None
+    terminal_key: Annotated[str, Field(min_length=1, max_length=128)] | None = None
 
 
 class Join(_Message):

@@ -90,9 +90,13 @@ async def _session(
     if first is None:
         return
     parts = first.split()
-    found = await floor.authenticate(parts[1]) if len(parts) == 3 and parts[0] == "AUTH" else None
+    found = (
+        await floor.auth.authenticate(parts[1], fresh=True)
+        if len(parts) == 3 and parts[0] == "AUTH"
+        else None
+    )
     table = floor.tables.get(parts[2]) if found is not None else None
-    if found is None or found[0] != "dealer" or table is None:
+    if found is None or found.role != "dealer" or table is None:
         message = (
             "The first line is AUTH <dealer token> <table id>."
             if len(parts) != 3 or parts[0] != "AUTH"
@@ -102,7 +106,7 @@ async def _session(
         send(f"ERR {AUTH_RULE} {message}")
         await writer.drain()
         return
-    dealer = found[1]
+    dealer = found.subject
     send(f"OK {table.id}")
     await writer.drain()
     session = LineSession(floor, table, dealer, "reader-tcp")

@@ -9,6 +9,7 @@ from tablejack.games import transcript
 from tablejack.server.adapters import adapter_for
 from tablejack.server.table import replay_round
 from tablejack.store import Store
+from tablejack.store.verify import verify_chains
 
 __all__ = ["recall"]
 
@@ -44,7 +45,7 @@ async def recall(store: Store, round_id: str) -> dict[str, Any] | None:
         for e in events
         if e.kind in ("wager", "command")
     ]
-    problems = await store.verify_log([round_id])
+    problems = await verify_chains(store, [round_id])
     return {
         "round_id": round_id,
         "table_id": row["table_id"],

@@ -41,6 +41,7 @@ from tablejack.store import (
     StoreError,
     Transfer,
 )
+from tablejack.store.policy import Actor, Role
 
 if TYPE_CHECKING:
     from tablejack.server.floor import Floor
@@ -190,6 +191,13 @@ def replay_round(events: list[EventRecord], adapter: Adapter) -> Any:
     return round_
 
 
+def bind_postings(moved: list[Transfer], request: int, last: int) -> list[Transfer]:
+    """Name the event that caused each posting: a wager (or a double, split, insurance) the
+    event of the player's own request, so the policy can see that the money moved is his; a
+    settlement the step's last event (the card or the ``complete`` that decided it)."""
+    return [dataclasses.replace(t, event=request if t.kind == "wager" else last) for t in moved]
+
+
 @dataclass(eq=False)
 class _Request:
     """A terminal's wager or decision waiting for the table's worker."""
@@ -215,6 +223,8 @@ class Table:
         self.floor = floor
         self.config = config
         self.id = config.id
+        self.actor = Actor(Role.TABLE, config.id)
+        """Who books this table's wagers, settlements and refunds (the money-movement policy)."""
         self.rules = config.rules
         self.game = config.rules.game
         self.adapter = adapter_for(self.game)
@@ -484,7 +494,7 @@ class Table:
                             actor="shoe",
                         )
                     )
-            transfers, meters, escrowed, settled = self.books.diff(work.wagers, work.settlements)
+            moved, meters, escrowed, settled = self.books.diff(work.wagers, work.settlements)
             status = None
             if work.is_complete:
                 status = "complete"
@@ -497,8 +507,9 @@ class Table:
                         },
                     )
                 )
-            if not events and not transfers:
+            if not events and not moved:
                 return []
+            transfers = bind_postings(moved, 0, len(events) - 1)
             self.floor.check_funds(transfers)
             assert self.round_id is not None
             records = await self.floor.store.commit(
@@ -509,6 +520,7 @@ class Table:
                     meters,
                     status=status,
                     at_us=self.floor.now_us(),
+                    actor=self.actor,
                 )
             )
         except BaseException:
@@ -738,6 +750,7 @@ class Table:
             except TablejackError as error:
                 request.future.set_exception(RefusedError.from_engine(error))
                 continue
+            own = len(events)
             events.append(event)
             if shoe is not None:
                 while work.card_request is not None:
@@ -768,7 +781,7 @@ class Table:
                 alone = True
                 break
             index = len(events) - 1
-            transfers += [dataclasses.replace(t, event=index) for t in moved]
+            transfers += bind_postings(moved, own, index)
             meters += metered
             books.accept(escrowed, settled)
             done.append((request, index))
@@ -784,6 +797,7 @@ class Table:
                         meters,
                         status=status,
                         at_us=self.floor.now_us(),
+                        actor=self.actor,
                     )
                 )
             except Exception:
@@ -1025,6 +1039,7 @@ class Table:
                 meters=meters,
                 status="voided",
                 at_us=self.floor.now_us(),
+                actor=self.actor,
             )
         )
         self.floor.book(transfers)

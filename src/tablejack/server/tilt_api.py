@@ -13,7 +13,8 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Request
 from pydantic import BaseModel, Field
 
-from tablejack.server.app import Who, floor_of
+from tablejack.server.access import Who, floor_of
+from tablejack.server.auth import Principal
 from tablejack.server.inventory import _code, counts_of, load, unload, virtual_load
 from tablejack.server.table import RefusedError, Table
 from tablejack.server.tilts import TABLE_TILT_RULE, clear_table, raise_tilt, refresh_terminals
@@ -41,20 +42,22 @@ def register_shoe(app: FastAPI) -> None:
     """Add the console's shoe routes: ``POST /api/tables/{id}/shoe/load`` and
     ``…/shoe/unload`` (dealer, supervisor), ``GET /api/tables/{id}/shoe``."""
 
-    async def staff(request: Request, table_id: str, who: tuple[str, str]) -> Table:
+    async def staff(request: Request, table_id: str, who: Principal) -> Table:
         floor = floor_of(request)
         table = floor.tables.get(table_id)
         if table is None:
             raise HTTPException(404, f"No table {table_id!r}.")
-        if who[0] not in ("dealer", "supervisor"):
+        if who.role not in ("dealer", "supervisor"):
             message = "Only the dealer or a supervisor loads and unloads the shoe."
-            await floor.store.audit("role", message, table_id=table_id, actor=who[1], rule="role")
+            await floor.store.audit(
+                "role", message, table_id=table_id, actor=who.subject, rule="role"
+            )
             raise HTTPException(403, {"code": "role", "rule": "role", "message": message})
         return table
 
-    async def refused(table: Table, who: tuple[str, str], refusal: RefusedError) -> HTTPException:
+    async def refused(table: Table, who: Principal, refusal: RefusedError) -> HTTPException:
         await table.floor.store.audit(
-            refusal.code, refusal.message, table_id=table.id, actor=who[1], rule=refusal.rule
+            refusal.code, refusal.message, table_id=table.id, actor=who.subject, rule=refusal.rule
         )
         return HTTPException(
             409, {"code": refusal.code, "rule": refusal.rule, "message": refusal.message}
@@ -68,7 +71,7 @@ def register_shoe(app: FastAPI) -> None:
         the table tilted ``card_inventory``)."""
         table = await staff(request, table_id, who)
         try:
-            return await load(table, body.total(), by=who[1], source="console")
+            return await load(table, body.total(), by=who.subject, source="console")
         except RefusedError as refusal:
             raise await refused(table, who, refusal) from None
 
@@ -79,7 +82,7 @@ def register_shoe(app: FastAPI) -> None:
         """End the shoe with the count of the cards left in it (a mismatch tilts the table)."""
         table = await staff(request, table_id, who)
         try:
-            return await unload(table, body.total(), by=who[1], source="console")
+            return await unload(table, body.total(), by=who.subject, source="console")
         except RefusedError as refusal:
             raise await refused(table, who, refusal) from None
 
@@ -114,10 +117,10 @@ def register_tilts(app: FastAPI) -> None:
         return table
 
     async def refused(
-        table: Table, who: tuple[str, str], refusal: RefusedError, status: int = 409
+        table: Table, who: Principal, refusal: RefusedError, status: int = 409
     ) -> HTTPException:
         await table.floor.store.audit(
-            refusal.code, refusal.message, table_id=table.id, actor=who[1], rule=refusal.rule
+            refusal.code, refusal.message, table_id=table.id, actor=who.subject, rule=refusal.rule
         )
         return HTTPException(
             status, {"code": refusal.code, "rule": refusal.rule, "message": refusal.message}
@@ -129,7 +132,7 @@ def register_tilts(app: FastAPI) -> None:
     ) -> dict[str, Any]:
         """Lock a table with a tilt code (dealer, supervisor)."""
         table = table_of(request, table_id)
-        if who[0] not in ("dealer", "supervisor"):
+        if who.role not in ("dealer", "supervisor"):
             raise await refused(
                 table,
                 who,
@@ -143,7 +146,7 @@ def register_tilts(app: FastAPI) -> None:
                 RefusedError("invalid", f"A tilt code is one of {TILT_CODES}.", TABLE_TILT_RULE),
             )
         async with table.lock:
-            entry = await raise_tilt(table, body.code, body.reason or body.code, by=who[1])
+            entry = await raise_tilt(table, body.code, body.reason or body.code, by=who.subject)
         return entry
 
     @app.post("/api/tables/{table_id}/clear")
@@ -152,7 +155,7 @@ def register_tilts(app: FastAPI) -> None:
     ) -> dict[str, Any]:
         """Clear the table's tilts with a clear code and a reason (supervisor only)."""
         table = table_of(request, table_id)
-        if who[0] != "supervisor":
+        if who.role != "supervisor":
             raise await refused(
                 table,
                 who,
@@ -160,7 +163,7 @@ def register_tilts(app: FastAPI) -> None:
                 403,
             )
         try:
-            return await clear_table(table, body.code, body.reason, by=who[1])
+            return await clear_table(table, body.code, body.reason, by=who.subject)
         except RefusedError as refusal:
             raise await refused(table, who, refusal) from None
 
@@ -168,7 +171,7 @@ def register_tilts(app: FastAPI) -> None:
     async def tilts(request: Request, table_id: str, who: Who) -> dict[str, Any]:
         """The table's active tilts and those of its terminals (dealer, supervisor)."""
         table = table_of(request, table_id)
-        if who[0] not in ("dealer", "supervisor"):
+        if who.role not in ("dealer", "supervisor"):
             raise HTTPException(403, "Only staff read the tilts.")
         await refresh_terminals(table.floor, [table])
         return {"table": table.id, "status": table.status, "tilts": table.tilts}

@@ -11,9 +11,14 @@ the reverse. The server commits a step before it broadcasts anything.
   A player account never goes below zero: the database refuses the update and the whole step
   is rolled back (:class:`InsufficientFundsError`).
 * Each event's hash is SHA-256 over the previous hash and the event's own fields; the round row
-  keeps the head hash and last sequence number. :meth:`Store.verify_log` recomputes every chain.
+  keeps the head hash and last sequence number. :func:`tablejack.store.verify.verify` recomputes
+  every chain.
+* Every posting names the event that caused it, passes the money-movement policy
+  (:func:`tablejack.store.policy.check_posting`: the movement kind, the role of the step's
+  :class:`~tablejack.store.policy.Actor`, the account kinds) and is written into that event's
+  payload (``postings``) before the event is hashed: the chain covers the ledger.
 * Driver errors are translated: a duplicate ``(round_id, seq)`` raises
-  :class:`DuplicateEventError`.
+  :class:`DuplicateEventError`; a row the database's invariants refuse, :class:`InvariantError`.
 """
 
 from __future__ import annotations
@@ -22,10 +27,9 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import secrets
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -43,22 +47,31 @@ from tablejack.store.models import (
     METERS,
     ROUNDS,
     TABLES,
-    TOKENS,
     Account,
     AuditEntry,
     Event,
     Meter,
     Round,
     TableRow,
-    Token,
+)
+from tablejack.store.policy import (
+    AccountKind,
+    Actor,
+    PolicyError,
+    check_account_id,
+    check_posting,
 )
 
 __all__ = [
+    "CAGE",
+    "CAGE_LOG",
     "GENESIS",
     "DuplicateEventError",
     "EventIn",
     "EventRecord",
     "InsufficientFundsError",
+    "InvariantError",
+    "PostingRefusedError",
     "Step",
     "Store",
     "StoreError",
@@ -73,6 +86,8 @@ GENESIS = "0" * 64
 
 CAGE = "cage"
 """The account that funds players (its balance is minus the players' funding)."""
+CAGE_LOG = "acct:cage"
+"""The log of the cage's movements (credit sold, vouchers cashed, hand pays)."""
 
 
 class StoreError(Exception):
@@ -93,6 +108,22 @@ class InsufficientFundsError(StoreError):
 
 class DuplicateEventError(StoreError):
     """An event with the same ``(round_id, seq)`` is already in the log."""
+
+
+class PostingRefusedError(StoreError):
+    """A posting the money-movement policy forbids (:mod:`tablejack.store.policy`): ``rule``
+    names the clause, ``code`` the kind of refusal (``role``, ``account``, ``policy`` …)."""
+
+    def __init__(self, error: PolicyError) -> None:
+        super().__init__(error.message)
+        self.message = error.message
+        self.rule = error.rule
+        self.code = error.code
+
+
+class InvariantError(StoreError):
+    """The database refused a write that breaks one of the invariants it holds (an account
+    kind's balance, the movement kinds, an append-only table)."""
 
 
 def now_us() -> int:
@@ -160,7 +191,12 @@ class Transfer:
     memo: str = ""
     event: int | None = None
     """The index, within its step's events, of the event that moved the money (its ledger
-    row names that event's sequence number); None: the step's last event."""
+    row names that event's sequence number, and the event's ``postings`` list it); None: the
+    step's last event."""
+
+    def posting(self) -> list[Any]:
+        """The posting as its event's payload lists it: ``[kind, from, to, cents, wager]``."""
+        return [self.kind, self.from_account, self.to_account, self.amount, self.wager_id]
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +253,9 @@ class Step:
     open_round: tuple[str, int, str, str] | None = None
     status: str | None = None
     at_us: int | None = None
+    actor: Actor | None = None
+    """Who starts the step's movements (checked against the money-movement policy); a step
+    that moves money must name one."""
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -259,49 +298,80 @@ _ROUND_MOVE = {
 that closes it (True)."""
 _BALANCE_ADD = (
     update(ACCOUNTS)
-    .where(ACCOUNTS.c.id == bindparam("b_account"))
+    .where((ACCOUNTS.c.id == bindparam("b_account")) & (ACCOUNTS.c.kind == bindparam("b_kind")))
     .values(balance=ACCOUNTS.c.balance + bindparam("b_delta"))
 )
+"""Add to an account of the kind the policy expects (another kind: no row is updated)."""
 _BALANCE_TAKE = _BALANCE_ADD.where(
     (ACCOUNTS.c.kind != "player") | (ACCOUNTS.c.balance >= bindparam("b_need"))
 )
 """Take from an account: a player's balance never goes below zero."""
 
 
-def _ledger_rows(
-    transfers: Sequence[Transfer],
-    round_id: str | None,
-    seq: int | None,
-    at_us: int,
-    seqs: Sequence[int],
-    rows: list[dict[str, Any]],
-) -> dict[str, int]:
-    """Check ``transfers``, append their ledger rows to ``rows`` and return the net change of
-    each account they touch."""
+def _whole_cents(transfer: Transfer) -> None:
+    if isinstance(transfer.amount, bool) or not isinstance(transfer.amount, int):
+        raise StoreError(f"A transfer amount must be whole cents, not {transfer.amount!r}.")
+    if transfer.amount <= 0:
+        raise StoreError(f"A transfer moves a positive amount, not {transfer.amount}.")
+    if transfer.from_account == transfer.to_account:
+        raise StoreError(f"A transfer from {transfer.from_account!r} to itself.")
+
+
+def _bind_postings(step: Step, kinds: dict[str, AccountKind]) -> dict[int, list[Transfer]]:
+    """The step's transfers by the index of the event that caused each, each checked against
+    the money-movement policy (the account kinds it expects go into ``kinds``)."""
+    bound: dict[int, list[Transfer]] = {}
+    if not step.transfers:
+        return bound
+    last = len(step.events) - 1
+    if last < 0:
+        raise StoreError("A posting needs the event that causes it; this step logs none.")
+    for transfer in step.transfers:
+        _whole_cents(transfer)
+        index = last if transfer.event is None else transfer.event
+        if not 0 <= index <= last:
+            raise StoreError(f"A posting names event {index} of a step of {last + 1} events.")
+        try:
+            source, target = check_posting(transfer, step.actor, step.events[index].actor)
+        except PolicyError as error:
+            raise PostingRefusedError(error) from None
+        kinds[transfer.from_account] = source
+        kinds[transfer.to_account] = target
+        bound.setdefault(index, []).append(transfer)
+    return bound
+
+
+def _ledger_row(transfer: Transfer, round_id: str, seq: int, at_us: int) -> dict[str, Any]:
+    return {
+        "at_us": at_us,
+        "from_account": transfer.from_account,
+        "to_account": transfer.to_account,
+        "amount": transfer.amount,
+        "kind": transfer.kind,
+        "round_id": round_id,
+        "seq": seq,
+        "wager_id": transfer.wager_id,
+        "memo": transfer.memo[:200],
+    }
+
+
+def _deltas(transfers: Iterable[Transfer]) -> dict[str, int]:
     deltas: dict[str, int] = defaultdict(int)
     for transfer in transfers:
-        if isinstance(transfer.amount, bool) or not isinstance(transfer.amount, int):
-            raise StoreError(f"A transfer amount must be whole cents, not {transfer.amount!r}.")
-        if transfer.amount <= 0:
-            raise StoreError(f"A transfer moves a positive amount, not {transfer.amount}.")
-        if transfer.from_account == transfer.to_account:
-            raise StoreError(f"A transfer from {transfer.from_account!r} to itself.")
         deltas[transfer.from_account] -= transfer.amount
         deltas[transfer.to_account] += transfer.amount
-        rows.append(
-            {
-                "at_us": at_us,
-                "from_account": transfer.from_account,
-                "to_account": transfer.to_account,
-                "amount": transfer.amount,
-                "kind": transfer.kind,
-                "round_id": round_id,
-                "seq": seq if transfer.event is None or not seqs else seqs[transfer.event],
-                "wager_id": transfer.wager_id,
-                "memo": transfer.memo[:200],
-            }
-        )
     return deltas
+
+
+def _translate(error: IntegrityError, round_id: str) -> StoreError:
+    """A driver's integrity error as the store's: a duplicate key of the log, or an invariant
+    the database holds."""
+    text = str(error.orig)
+    if any(key in text for key in ("pk_events", "events.round_id", "pk_rounds", "rounds.id")):
+        return DuplicateEventError(
+            f"The log of round {round_id!r} already holds an event at that sequence number: {text}"
+        )
+    return InvariantError(f"The database refused the step of {round_id!r}: {text.strip()}")
 
 
 class _Shifts:
@@ -352,6 +422,10 @@ class Store:
         self._heads: dict[str, tuple[int, str]] = {}
         """The last (seq, hash) of each open round this store wrote (saves a read per step;
         the round row's update checks it, so a stale entry is caught)."""
+        self.events_written = 0
+        """Events this store has committed since it opened (the checkpointer's trigger)."""
+        self.after_write: Callable[[int], None] | None = None
+        """Called with :attr:`events_written` after every commit (the checkpointer's hook)."""
 
     @classmethod
     async def open(
@@ -394,7 +468,7 @@ class Store:
             self._sync_engine.dispose()
 
     @contextlib.asynccontextmanager
-    async def _write(self) -> AsyncIterator[AsyncConnection]:
+    async def transaction(self) -> AsyncIterator[AsyncConnection]:
         """A write transaction (serialised on SQLite, which has one writer at a time)."""
         if self._serialise:
             async with self._write_lock, self.engine.begin() as connection:
@@ -406,8 +480,14 @@ class Store:
     # -- accounts and money ----------------------------------------------------------------
 
     async def ensure_account(self, account_id: str, kind: str, name: str = "") -> bool:
-        """Create the account if it does not exist; True if it was created."""
-        async with self._write() as connection:
+        """Create the account if it does not exist; True if it was created. The id must have
+        the shape of its kind (:func:`tablejack.store.policy.check_account_id`): a player can
+        never be named like a table's escrow or the vouchers account."""
+        try:
+            check_account_id(account_id, kind)
+        except PolicyError as error:
+            raise PostingRefusedError(error) from None
+        async with self.transaction() as connection:
             found = await connection.scalar(select(Account.id).where(Account.id == account_id))
             if found is not None:
                 return False
@@ -422,78 +502,117 @@ class Store:
             )
             return True
 
-    async def fund(self, account_id: str, amount: int, memo: str = "credit") -> None:
-        """Move ``amount`` cents from the cage to ``account_id`` (player credit)."""
+    async def fund(
+        self, account_id: str, amount: int, memo: str = "credit", *, actor: Actor
+    ) -> EventRecord:
+        """Credit sold at the cage (``fund``: cage → the player's account), an event of the
+        cage's log (:data:`CAGE_LOG`); only a cashier may start it (the policy)."""
         await self.ensure_account(CAGE, "cage", "cage")
-        await self.commit_transfers([Transfer(CAGE, account_id, amount, "fund", memo=memo)])
+        record, _ = await self.commit_logged(
+            CAGE_LOG,
+            EventIn(
+                "fund",
+                {"account": account_id, "amount": amount, "memo": memo[:200], "by": actor.subject},
+                actor=actor.subject,
+                terminal=actor.terminal,
+            ),
+            [Transfer(CAGE, account_id, amount, "fund", memo=memo)],
+            actor,
+            owner=CAGE,
+            log_kind="cage",
+        )
+        return record
 
-    async def commit_transfers(self, transfers: Sequence[Transfer]) -> None:
-        """Move money outside any round (funding, cash-out)."""
-        async with self._write() as connection:
-            await self._apply_transfers(connection, transfers, None, None, now_us())
-
-    async def _apply_transfers(
+    async def commit_logged(
         self,
-        connection: AsyncConnection,
+        log_id: str,
+        event: EventIn,
         transfers: Sequence[Transfer],
-        round_id: str | None,
-        seq: int | None,
-        at_us: int,
-        seqs: Sequence[int] = (),
-    ) -> None:
-        """:meth:`_apply_transfers_sync` on an async connection."""
-        await connection.run_sync(self._apply_transfers_sync, transfers, round_id, seq, at_us, seqs)
+        actor: Actor | None,
+        *,
+        owner: str = "",
+        before: Callable[[AsyncConnection], Awaitable[Mapping[str, Any]]] | None = None,
+        log_kind: str = "accounts",
+    ) -> tuple[EventRecord, Mapping[str, Any]]:
+        """Write ``before`` (e.g. a voucher row; what it returns is added to the event's
+        payload), one event on the log ``log_id`` (created on first use, owned by ``owner``)
+        and its transfers in ONE transaction; retried when another writer moved the log on."""
+        for attempt in range(5):
+            try:
+                async with self.transaction() as connection:
+                    extra: Mapping[str, Any] = {}
+                    if before is not None:
+                        extra = await before(connection)
+                        event = EventIn(
+                            event.kind, {**event.payload, **extra}, event.actor, event.terminal
+                        )
+                    exists = self._heads.get(log_id) is not None or (
+                        await connection.scalar(select(ROUNDS.c.id).where(ROUNDS.c.id == log_id))
+                        is not None
+                    )
+                    step = Step(
+                        log_id,
+                        events=[event],
+                        transfers=list(transfers),
+                        open_round=None if exists else (owner, 0, "", log_kind),
+                        actor=actor,
+                    )
+                    [(records, head)] = await connection.run_sync(self._write_batch_sync, [step])
+            except IntegrityError as error:  # another writer created or moved the log
+                self._heads.pop(log_id, None)
+                translated = _translate(error, log_id)
+                if isinstance(translated, InvariantError) or attempt == 4:
+                    raise translated from None
+                continue
+            except DuplicateEventError:
+                self._heads.pop(log_id, None)
+                if attempt == 4:
+                    raise
+                continue
+            except BaseException:
+                self._heads.pop(log_id, None)
+                raise
+            self._remember_head(step, head)
+            return records[0], extra
+        raise StoreError("unreachable")  # pragma: no cover
 
-    def _apply_transfers_sync(
-        self,
-        connection: Connection,
-        transfers: Sequence[Transfer],
-        round_id: str | None,
-        seq: int | None,
-        at_us: int,
-        seqs: Sequence[int] = (),
+    def _shift_balances(
+        self, connection: Connection, shifts: _Shifts, kinds: Mapping[str, AccountKind]
     ) -> None:
-        """Book ``transfers``; a transfer's ledger row names the event ``seqs[t.event]`` when
-        it names one, else ``seq``."""
-        if not transfers:
-            return
-        rows: list[dict[str, Any]] = []
-        shifts = _Shifts()
-        shifts.add(_ledger_rows(transfers, round_id, seq, at_us, seqs, rows))
-        self._shift_balances(connection, shifts)
-        connection.execute(_LEDGER_INSERT, rows)
-
-    def _shift_balances(self, connection: Connection, shifts: _Shifts) -> None:
-        """Apply each account's total change, refusing (the transaction rolls back) when a
-        player's balance would have gone below zero after any of the steps."""
+        """Apply each account's total change to an account of the kind the policy expects,
+        refusing (the transaction rolls back) when a player's balance would have gone below
+        zero after any of the steps, or when the account is of another kind."""
         for account_id, (total, need) in shifts.per_account():  # a fixed lock order
+            kind = kinds[account_id].value
             if need > 0:
                 result = connection.execute(
-                    _BALANCE_TAKE, {"b_account": account_id, "b_delta": total, "b_need": need}
+                    _BALANCE_TAKE,
+                    {"b_account": account_id, "b_delta": total, "b_need": need, "b_kind": kind},
                 )
             else:
                 result = connection.execute(
-                    _BALANCE_ADD, {"b_account": account_id, "b_delta": total}
+                    _BALANCE_ADD, {"b_account": account_id, "b_delta": total, "b_kind": kind}
                 )
             if result.rowcount != 1:
-                self._refuse(connection, {account_id: -need if need > 0 else total})
+                self._refuse(connection, account_id, kind, -need if need > 0 else total)
 
-    def _refuse(self, connection: Connection, changed: Mapping[str, int]) -> None:
+    def _refuse(self, connection: Connection, account_id: str, kind: str, delta: int) -> None:
         """Raise the reason an account update was refused (the transaction rolls back)."""
-        rows = (
-            connection.execute(
-                select(ACCOUNTS.c.id, ACCOUNTS.c.kind, ACCOUNTS.c.balance).where(
-                    ACCOUNTS.c.id.in_(list(changed))
+        row = connection.execute(
+            select(ACCOUNTS.c.kind, ACCOUNTS.c.balance).where(ACCOUNTS.c.id == account_id)
+        ).first()
+        if row is None:
+            raise StoreError(f"No account {account_id!r}.")
+        if row[0] != kind:
+            raise PostingRefusedError(
+                PolicyError(
+                    f"Account {account_id!r} is a {row[0]} account; the movement needs a {kind} "
+                    "account.",
+                    code="account",
                 )
             )
-        ).all()
-        found = {row[0]: (row[1], int(row[2])) for row in rows}
-        for account_id, delta in changed.items():
-            if account_id not in found:
-                raise StoreError(f"No account {account_id!r}.")
-            kind, balance = found[account_id]
-            if kind == "player" and balance + delta < 0:
-                raise InsufficientFundsError(account_id, -delta, balance)
+        if kind == "player" and int(row[1]) + delta < 0:
+            raise InsufficientFundsError(account_id, -delta, int(row[1]))
         raise StoreError("An account update was refused.")  # pragma: no cover
 
     async def balance(self, account_id: str) -> int | None:
@@ -570,33 +689,6 @@ class Store:
             problems.append(f"the balances sum to {total}, not 0")
         return problems
 
-    # -- tokens ----------------------------------------------------------------------------
-
-    async def issue_token(self, role: str, subject: str, token: str | None = None) -> str:
-        """Create a bearer token for ``role`` (player, dealer, supervisor) and ``subject``."""
-        if role not in ("player", "dealer", "supervisor"):
-            raise StoreError(f"Unknown role {role!r}.")
-        token = token or secrets.token_urlsafe(24)
-        async with self._write() as connection:
-            existing = await connection.scalar(select(Token.token).where(Token.token == token))
-            if existing is None:
-                await connection.execute(
-                    TOKENS.insert().values(
-                        token=token, role=role, subject=subject, created_us=now_us()
-                    )
-                )
-        return token
-
-    async def token_info(self, token: str) -> tuple[str, str] | None:
-        """``(role, subject)`` of a token, or None."""
-        async with self.engine.connect() as connection:
-            row = (
-                await connection.execute(
-                    select(Token.role, Token.subject).where(Token.token == token)
-                )
-            ).first()
-        return None if row is None else (row[0], row[1])
-
     # -- tables ----------------------------------------------------------------------------
 
     async def save_table(
@@ -604,7 +696,7 @@ class Store:
     ) -> None:
         """Create or update a table's game, rules and configuration; make its accounts."""
         tables = TABLES
-        async with self._write() as connection:
+        async with self.transaction() as connection:
             found = await connection.scalar(select(tables.c.id).where(tables.c.id == table_id))
             values = {"game": game, "rules": canonical(rules), "config": canonical(config)}
             if found is None:
@@ -623,7 +715,7 @@ class Store:
     async def set_table_status(self, table_id: str, status: str) -> None:
         """Open or close a table."""
         tables = TABLES
-        async with self._write() as connection:
+        async with self.transaction() as connection:
             await connection.execute(
                 update(tables).where(tables.c.id == table_id).values(status=status)
             )
@@ -689,10 +781,7 @@ class Store:
             self._heads.pop(step.round_id, None)
             if not isinstance(error, IntegrityError):
                 raise
-            raise DuplicateEventError(
-                f"The log of round {step.round_id!r} already holds an event at that sequence "
-                f"number: {error.orig}"
-            ) from None
+            raise _translate(error, step.round_id) from None
         self._remember_head(step, head)
         return records
 
@@ -701,13 +790,9 @@ class Store:
             self._heads[step.round_id] = head
         else:
             self._heads.pop(step.round_id, None)
-
-    async def _write_step(
-        self, connection: AsyncConnection, step: Step
-    ) -> tuple[list[EventRecord], tuple[int, str]]:
-        """One step inside the caller's transaction, on an async connection."""
-        [written] = await connection.run_sync(self._write_batch_sync, [step])
-        return written
+        self.events_written += len(step.events)
+        if self.after_write is not None:
+            self.after_write(self.events_written)
 
     def _write_steps_sync(
         self, steps: Sequence[Step]
@@ -727,7 +812,7 @@ class Store:
         if self._sync_engine is not None:
             async with self._write_lock:
                 return self._write_steps_sync(steps)
-        async with self._write() as connection:
+        async with self.transaction() as connection:
             return await connection.run_sync(self._write_batch_sync, steps)
 
     def _write_batch_sync(
@@ -746,11 +831,13 @@ class Store:
         event_rows: list[dict[str, Any]] = []
         ledger: list[dict[str, Any]] = []
         shifts = _Shifts()
+        kinds: dict[str, AccountKind] = {}
         meters: list[tuple[str, str, int, int]] = []
         out: list[tuple[list[EventRecord], tuple[int, str]]] = []
         for step in steps:
             at = step.at_us if step.at_us is not None else now_us()
             round_id = step.round_id
+            bound = _bind_postings(step, kinds)
             if step.open_round is not None:
                 table_id, number, game, kind = step.open_round
                 connection.execute(
@@ -785,23 +872,21 @@ class Store:
             if move is None or step.open_round is not None:
                 move = moves[round_id] = {"b_round": round_id, "b_expected": seq}
             records = []
-            for item in step.events:
+            for index, item in enumerate(step.events):
                 seq += 1
-                payload = canonical(item.payload)
+                data = dict(item.payload)
+                postings = bound.get(index)
+                if postings:  # the chain covers the money the event moved
+                    data["postings"] = [t.posting() for t in postings]
+                    ledger.extend(_ledger_row(t, round_id, seq, at) for t in postings)
+                    shifts.add(_deltas(postings))
+                payload = canonical(data)
                 digest = chain_hash(
                     prev, round_id, seq, at, item.kind, item.actor, item.terminal, payload
                 )
                 records.append(
                     EventRecord(
-                        round_id,
-                        seq,
-                        at,
-                        item.kind,
-                        item.actor,
-                        item.terminal,
-                        dict(item.payload),
-                        prev,
-                        digest,
+                        round_id, seq, at, item.kind, item.actor, item.terminal, data, prev, digest
                     )
                 )
                 event_rows.append(
@@ -825,17 +910,6 @@ class Store:
                 move["b_status"] = step.status
                 if step.status != "open":
                     move["b_closed"] = at
-            if step.transfers:
-                shifts.add(
-                    _ledger_rows(
-                        step.transfers,
-                        round_id,
-                        records[-1].seq if records else seq,
-                        at,
-                        [r.seq for r in records],
-                        ledger,
-                    )
-                )
             meters.extend(step.meters)
             out.append((records, (seq, prev)))
         if event_rows:
@@ -847,7 +921,7 @@ class Store:
                 raise DuplicateEventError(
                     f"The log of round {round_id!r} moved on past event {move['b_expected']}."
                 )
-        self._shift_balances(connection, shifts)
+        self._shift_balances(connection, shifts, kinds)
         if ledger:
             connection.execute(_LEDGER_INSERT, ledger)
         self._bump_meters(connection, meters)
@@ -953,56 +1027,6 @@ class Store:
             rows = (await connection.execute(statement)).all()
         return [row[0] for row in rows]
 
-    async def verify_log(self, round_ids: Iterable[str] | None = None) -> list[str]:
-        """Recompute every hash chain; return one line per problem (none: ``[]``)."""
-        rounds = ROUNDS
-        events = EVENTS
-        statement = select(rounds.c.id, rounds.c.last_seq, rounds.c.head_hash)
-        wanted = None if round_ids is None else set(round_ids)
-        problems: list[str] = []
-        async with self.engine.connect() as connection:
-            heads = {
-                row[0]: (int(row[1]), str(row[2]))
-                for row in (await connection.execute(statement)).all()
-                if wanted is None or row[0] in wanted
-            }
-            state: dict[str, tuple[int, str]] = {}
-            result = await connection.stream(
-                select(events).order_by(events.c.round_id, events.c.seq)
-            )
-            async for row in result.mappings():
-                round_id = row["round_id"]
-                if round_id not in heads:
-                    if wanted is None:
-                        problems.append(f"{round_id}: events without a round row")
-                    continue
-                seq, prev = state.get(round_id, (0, GENESIS))
-                if row["seq"] != seq + 1:
-                    problems.append(f"{round_id}: event {row['seq']} follows event {seq}")
-                if row["prev_hash"] != prev:
-                    problems.append(f"{round_id} #{row['seq']}: the chain is broken before it")
-                digest = chain_hash(
-                    row["prev_hash"],
-                    round_id,
-                    row["seq"],
-                    row["at_us"],
-                    row["kind"],
-                    row["actor"],
-                    row["terminal"],
-                    row["payload"],
-                )
-                if digest != row["hash"]:
-                    problems.append(f"{round_id} #{row['seq']}: the event was altered")
-                state[round_id] = (row["seq"], row["hash"])
-        for round_id, (last_seq, head_hash) in heads.items():
-            seen = state.get(round_id, (0, GENESIS))
-            if seen != (last_seq, head_hash):
-                problems.append(
-                    f"{round_id}: the log ends at event {seen[0]} but the round row names event "
-                    f"{last_seq}" + ("" if seen[0] != last_seq else " with another hash")
-                )
-        return problems
-
     # -- meters and audit ------------------------------------------------------------------
 
     async def meters(self, table_id: str | None = None) -> list[dict[str, Any]]:
@@ -1045,7 +1069,7 @@ class Store:
                 with self._sync_engine.begin() as sync:
                     sync.execute(statement)
             return
-        async with self._write() as connection:
+        async with self.transaction() as connection:
             await connection.execute(statement)
 
     async def audit_entries(

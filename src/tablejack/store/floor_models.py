@@ -3,8 +3,8 @@
 * ``vouchers`` — every voucher a terminal issued (605a.5(c)): amount, the SHA-256 of its
   validation code (the code itself is printed on the voucher only), who issued it where, and
   its redemption (status ``issued`` → ``redeemed`` once, by one conditional update).
-* ``terminals`` — the floor's electronic wagering terminals (EWTs) and the table each serves
-  (the licence count of 605a.9(b)).
+* ``terminals`` — the floor's electronic wagering terminals (EWTs), the table each serves and
+  the position it is bound to (the licence count of 605a.9(b)).
 * ``floor_settings`` — the operator's limits (voucher limit, hand-pay limit, gaming day).
 * ``meter_snapshots`` — the meter readings at the end of each gaming day, per EWT and table.
 * ``meter_clears`` — every authorised meter clear with the readings before and after.
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from sqlalchemy import BigInteger, Index, String, Table, Text
+from sqlalchemy import BigInteger, Index, Integer, String, Table, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from tablejack.store.models import Base, Id
@@ -52,11 +52,13 @@ class Voucher(Base):
 
 
 class TerminalRow(Base):
-    """An electronic wagering terminal of the floor and the table it serves."""
+    """An electronic wagering terminal of the floor, the table it serves and (seat games) the
+    position it is bound to; its device credential is a ``terminal`` credential."""
 
     __tablename__ = "terminals"
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     table_id: Mapped[str] = mapped_column(String(64))
+    position: Mapped[int | None] = mapped_column(Integer, nullable=True)
     status: Mapped[str] = mapped_column(String(16), default="active")
     created_us: Mapped[int] = mapped_column(BigInteger)
 

@@ -41,7 +41,7 @@ from sqlalchemy.exc import IntegrityError
 from tablejack.store.db import EventIn, Store, now_us
 from tablejack.store.floor_models import CLEARS, SNAPSHOTS, TERMINALS
 from tablejack.store.models import EVENTS, LEDGER, ROUNDS
-from tablejack.store.vouchers import FloorRefusedError, commit_logged, floor_settings
+from tablejack.store.vouchers import FloorRefusedError, floor_settings
 
 __all__ = [
     "COUNTERS",
@@ -336,7 +336,7 @@ async def clear_meters(
     before = _minus(lifetime, base)
     after = _minus(lifetime, lifetime)
     at = now_us()
-    async with store._write() as connection:
+    async with store.transaction() as connection:
         await connection.execute(
             CLEARS.insert().values(
                 at_us=at,
@@ -349,9 +349,8 @@ async def clear_meters(
                 after=json.dumps({"displayed": after}),
             )
         )
-    await commit_logged(
-        store,
-        "meters",
+    await store.commit_logged(
+        "floor-meters",
         EventIn(
             "meter_clear",
             {
@@ -365,7 +364,8 @@ async def clear_meters(
             actor=by,
         ),
         [],
-        log_id="floor-meters",
+        None,
+        owner="meters",
         log_kind="meters",
     )
     await store.audit(
@@ -435,7 +435,7 @@ async def ensure_snapshots(
             ]
             if rows:
                 try:
-                    async with store._write() as connection:
+                    async with store.transaction() as connection:
                         await connection.execute(SNAPSHOTS.insert(), rows)
                     taken.append(name)
                 except IntegrityError:  # another process took it first: same figures

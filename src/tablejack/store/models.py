@@ -13,7 +13,21 @@ compares the migrated schema with this metadata.
   SHA-256 hash (``prev_hash`` → ``hash``); ``rounds.head_hash`` and ``rounds.last_seq`` name the
   last link so a removed tail is detected too.
 * ``meters`` — drop and win per table and wager kind.
-* ``tables``, ``tokens``, ``audit`` — configuration, role tokens, refused requests.
+* ``tables``, ``audit`` — configuration, refused requests.
+* ``credentials`` — tokens (only their SHA-256), terminal credentials and sessions, each with a
+  role, an expiry and a revocation (:mod:`tablejack.store.credentials`).
+* ``checkpoints`` and ``checkpoint_heads`` — the signed checkpoints of the chain heads
+  (:mod:`tablejack.store.checkpoints`); ``rounds.covered_seq`` is the last event of a round a
+  checkpoint covers.
+* ``movement_kinds`` — the money-movement policy's movement kinds and account kinds, which a
+  trigger on ``ledger_entries`` checks every row against (:mod:`tablejack.store.policy`).
+* ``trust_meta`` — facts about the store's own history (the last ledger row written before
+  the trust migration).
+
+The migration ``0003_trust`` adds what the database holds of the policy: the account invariants
+a row can hold (CHECK constraints on PostgreSQL, triggers on SQLite, which cannot add a CHECK to
+a table holding rows), the movement-kind trigger on ``ledger_entries``, and triggers that keep
+``events``, ``ledger_entries`` and the checkpoints append-only.
 """
 
 from __future__ import annotations
@@ -30,6 +44,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -37,12 +52,16 @@ __all__ = [
     "Account",
     "AuditEntry",
     "Base",
+    "Checkpoint",
+    "CheckpointHead",
+    "Credential",
     "Event",
     "LedgerEntry",
     "Meter",
+    "MovementKind",
     "Round",
     "TableRow",
-    "Token",
+    "TrustMeta",
 ]
 
 Id = BigInteger().with_variant(Integer, "sqlite")
@@ -64,8 +83,9 @@ class Base(DeclarativeBase):
 
 
 class Account(Base):
-    """A money account: ``player``, ``cage``, ``escrow`` (one per table) or ``house`` (one per
-    table). Only player accounts are kept from going below zero."""
+    """A money account of one of the policy's kinds (:class:`tablejack.store.policy.AccountKind`):
+    ``player``, ``cage``, ``bills``, ``voucher``, and per table ``escrow``, ``house`` and
+    ``tips``; the database refuses a balance that breaks its kind's invariant."""
 
     __tablename__ = "accounts"
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
@@ -113,7 +133,15 @@ class Round(Base):
     """A round (or a table's gaming-day procedure stream): the head of its event chain."""
 
     __tablename__ = "rounds"
-    __table_args__ = (Index("ix_rounds_table_id", "table_id", "number"),)
+    __table_args__ = (
+        Index("ix_rounds_table_id", "table_id", "number"),
+        Index(
+            "ix_rounds_uncovered",
+            "id",
+            sqlite_where=text("last_seq > covered_seq"),
+            postgresql_where=text("last_seq > covered_seq"),
+        ),
+    )
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     table_id: Mapped[str] = mapped_column(String(64))
     number: Mapped[int] = mapped_column(Integer)
@@ -124,6 +152,8 @@ class Round(Base):
     closed_us: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     last_seq: Mapped[int] = mapped_column(Integer, default=0)
     head_hash: Mapped[str] = mapped_column(String(64))
+    covered_seq: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """The last event a signed checkpoint covers (the checkpointer's index of what is new)."""
 
 
 class Event(Base):
@@ -152,15 +182,71 @@ class Meter(Base):
     win: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
-class Token(Base):
-    """A bearer token and the role it grants: ``player`` (subject = account id), ``dealer`` or
-    ``supervisor`` (subject = employee name)."""
+class Credential(Base):
+    """A bearer credential: a person's token, a terminal's device credential, or a session
+    opened with them. Only the SHA-256 of the secret is kept. ``terminal``: the terminal a
+    session is bound to (or a terminal credential's own id); ``parent``: the credential a
+    session was opened with (revoking it ends the session)."""
 
-    __tablename__ = "tokens"
-    token: Mapped[str] = mapped_column(String(128), primary_key=True)
+    __tablename__ = "credentials"
+    __table_args__ = (
+        Index("ix_credentials_token_hash", "token_hash", unique=True),
+        Index("ix_credentials_revoked_us", "revoked_us"),
+        Index("ix_credentials_subject", "role", "subject"),
+    )
+    id: Mapped[str] = mapped_column(String(24), primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64))
     role: Mapped[str] = mapped_column(String(16))
     subject: Mapped[str] = mapped_column(String(64))
+    terminal: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    parent: Mapped[str | None] = mapped_column(String(24), nullable=True)
+    label: Mapped[str] = mapped_column(String(64), default="")
     created_us: Mapped[int] = mapped_column(BigInteger)
+    expires_us: Mapped[int] = mapped_column(BigInteger)
+    revoked_us: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    revoked_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+
+
+class Checkpoint(Base):
+    """A signed checkpoint of the chain heads (a signed tree head): the statement's canonical
+    JSON, its Ed25519 signature (base64) and the signing key's id."""
+
+    __tablename__ = "checkpoints"
+    number: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    at_us: Mapped[int] = mapped_column(BigInteger)
+    reason: Mapped[str] = mapped_column(String(24))
+    statement: Mapped[str] = mapped_column(Text)
+    signature: Mapped[str] = mapped_column(String(128))
+    key_id: Mapped[str] = mapped_column(String(32))
+
+
+class CheckpointHead(Base):
+    """One chain head a checkpoint covers: a stream (round or log) at an event and its hash."""
+
+    __tablename__ = "checkpoint_heads"
+    __table_args__ = (Index("ix_checkpoint_heads_stream", "stream", "seq"),)
+    number: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    stream: Mapped[str] = mapped_column(String(64), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer)
+    hash: Mapped[str] = mapped_column(String(64))
+
+
+class MovementKind(Base):
+    """A movement kind of the money-movement policy and the account kinds on its two sides."""
+
+    __tablename__ = "movement_kinds"
+    kind: Mapped[str] = mapped_column(String(16), primary_key=True)
+    source_kind: Mapped[str] = mapped_column(String(16))
+    target_kind: Mapped[str] = mapped_column(String(16))
+
+
+class TrustMeta(Base):
+    """One fact of the store's history (``legacy_ledger_id``: the last ledger row written
+    before the trust migration, whose rows carry no posting in an event)."""
+
+    __tablename__ = "trust_meta"
+    key: Mapped[str] = mapped_column(String(32), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
 
 
 class AuditEntry(Base):
@@ -188,5 +274,9 @@ TABLES = _table(TableRow)
 ROUNDS = _table(Round)
 EVENTS = _table(Event)
 METERS = _table(Meter)
-TOKENS = _table(Token)
+CREDENTIALS = _table(Credential)
 AUDIT = _table(AuditEntry)
+CHECKPOINTS = _table(Checkpoint)
+CHECKPOINT_HEADS = _table(CheckpointHead)
+MOVEMENT_KINDS = _table(MovementKind)
+TRUST_META = _table(TrustMeta)

@@ -23,7 +23,7 @@ from sqlalchemy import func, select, update
 from tablejack.store.db import EventIn, Store
 from tablejack.store.floor_models import LIMITS, LOCKS
 from tablejack.store.models import LEDGER
-from tablejack.store.vouchers import FloorRefusedError, commit_logged
+from tablejack.store.vouchers import FloorRefusedError
 
 __all__ = [
     "CLEAR_CODES",
@@ -93,8 +93,8 @@ async def protected_accounts(store: Store) -> set[str]:
 
 
 async def _log(store: Store, log_id: str, kind: str, payload: dict[str, Any], by: str) -> None:
-    await commit_logged(
-        store, log_id, EventIn(kind, payload, actor=by), [], log_id=log_id, log_kind="protections"
+    await store.commit_logged(
+        log_id, EventIn(kind, payload, actor=by), [], None, owner=log_id, log_kind="protections"
     )
 
 
@@ -121,7 +121,7 @@ async def set_limits(
         await store.audit(refusal.code, f"{account}: {refusal.message}", actor=by, rule=LIMIT_RULE)
         raise refusal
     values = {**{k: current.get(k) for k in LIMIT_FIELDS}, **dict(new)}
-    async with store._write() as connection:
+    async with store.transaction() as connection:
         if row is None:
             await connection.execute(
                 LIMITS.insert().values(
@@ -155,7 +155,7 @@ async def self_exclude(
             "A self-exclusion may be extended, never shortened or lifted.",
             LIMIT_RULE,
         )
-    async with store._write() as connection:
+    async with store.transaction() as connection:
         if row is None:
             await connection.execute(
                 LIMITS.insert().values(
@@ -251,7 +251,7 @@ async def lock_terminal(
     """A tilt: lock the terminal with a reason code."""
     if code not in TILT_CODES:
         raise FloorRefusedError("invalid", f"A tilt code is one of {TILT_CODES}.", TILT_RULE)
-    async with store._write() as connection:
+    async with store.transaction() as connection:
         await connection.execute(
             LOCKS.insert().values(
                 terminal=terminal,
@@ -287,7 +287,7 @@ async def clear_terminal(
         raise FloorRefusedError(
             "invalid", f"A clear names a code of {CLEAR_CODES} and a reason.", TILT_RULE
         )
-    async with store._write() as connection:
+    async with store.transaction() as connection:
         moved = await connection.execute(
             update(LOCKS)
             .where((LOCKS.c.terminal == terminal) & LOCKS.c.cleared_us.is_(None))

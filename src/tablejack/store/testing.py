@@ -16,9 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from sqlalchemy import text
+
 from tablejack.store.db import Store
 
-__all__ = ["Backend", "postgres_available", "postgres_url"]
+__all__ = ["Backend", "GUARDED", "drop_guards", "postgres_available", "postgres_url"]
+
+GUARDED = ("events", "ledger_entries", "checkpoints", "checkpoint_heads", "accounts")
+"""The tables whose triggers keep them append-only or hold the policy's invariants."""
 
 T = TypeVar("T")
 
@@ -95,3 +100,30 @@ class Backend:
                 await store.close()
 
         return asyncio.run(main())
+
+
+async def drop_guards(store: Store) -> None:
+    """Remove the database's own guards (triggers and CHECKs of the trust migration), as
+    someone with the database owner's rights could before tampering: the tamper tests use it to
+    show that ``verify-log`` still finds what they do."""
+    async with store.engine.begin() as connection:
+        if store.dialect == "postgresql":
+            for table in GUARDED:
+                await connection.execute(text(f"ALTER TABLE {table} DISABLE TRIGGER USER"))
+            names = (
+                await connection.execute(
+                    text(
+                        "SELECT conname FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid "
+                        "JOIN pg_namespace n ON n.oid = t.relnamespace WHERE t.relname = "
+                        "'accounts' AND c.contype = 'c' AND n.nspname = current_schema()"
+                    )
+                )
+            ).all()
+            for (name,) in names:
+                await connection.execute(text(f'ALTER TABLE accounts DROP CONSTRAINT "{name}"'))
+            return
+        triggers = (
+            await connection.execute(text("SELECT name FROM sqlite_master WHERE type = 'trigger'"))
+        ).all()
+        for (name,) in triggers:
+            await connection.execute(text(f'DROP TRIGGER "{name}"'))

@@ -32,15 +32,17 @@ from tablejack.store import protections
 from tablejack.store.db import EventIn, Store, StoreError, Transfer
 from tablejack.store.floor_models import TERMINALS
 from tablejack.store.meters_report import day_bounds, day_readings, gaming_day_of
+from tablejack.store.policy import Actor, Role
 from tablejack.store.vouchers import (
     ACCOUNT_RULE,
     FloorRefusedError,
     Movement,
-    commit_logged,
+    account_log_id,
+    check_terminal_id,
     floor_settings,
+    player_balance,
+    refusal_of,
 )
-from tablejack.store.vouchers import _check_terminal as check_terminal
-from tablejack.store.vouchers import _player as player_balance
 
 __all__ = [
     "TIP_ACCOUNT_KIND",
@@ -131,7 +133,7 @@ async def _check_protections(store: Store, account: str, amount: int, at_us: int
 async def _check_tip(
     store: Store, account: str, terminal: str, table_id: str, amount: object, at_us: int
 ) -> int:
-    check_terminal(terminal)
+    check_terminal_id(terminal)
     settings = await floor_settings(store)
     if not settings["tips_enabled"]:
         raise FloorRefusedError(
@@ -182,25 +184,24 @@ async def _check_tip(
 
 
 async def give_tip(
-    store: Store,
-    account: str,
-    terminal: str,
-    table_id: str,
-    amount: object,
-    *,
-    by: str,
-    at_us: int,
+    store: Store, table_id: str, amount: object, *, actor: Actor, at_us: int
 ) -> Movement:
-    """A tip from the game account to the table's tip account (``tip`` ledger row and a
-    ``tip`` event of the terminal's account log, one transaction). Refusals are audited and
-    change nothing else. The caller checks that ``by`` is the player and the table exists."""
+    """A tip from the game account of the player signed in at a terminal to the table's tip
+    account (``tip`` ledger row and a ``tip`` event of the terminal's account log, one
+    transaction). Refusals are audited and change nothing else. The caller checks that the
+    table exists."""
+    account, terminal = actor.subject, actor.terminal
     try:
+        if actor.role is not Role.PLAYER or not terminal:
+            raise FloorRefusedError(
+                "role", "Only a player signed in at a terminal tips the dealer.", TIP_RULE
+            )
         cents = await _check_tip(store, account, terminal, table_id, amount, at_us)
     except FloorRefusedError as refusal:
         await store.audit(
             refusal.code,
             f"tip of {amount!r} by {account} at {terminal}: {refusal.message}",
-            actor=by,
+            actor=account,
             terminal=terminal,
             table_id=table_id,
             rule=refusal.rule,
@@ -209,10 +210,10 @@ async def give_tip(
     box = tip_account(table_id)
     await store.ensure_account(box, TIP_ACCOUNT_KIND, f"tips of table {table_id}")
     transfer = Transfer(account, box, cents, "tip", memo=f"tip at {terminal}")
+    tipper = Actor(actor.role, actor.subject, actor.terminal, table_id)
     try:
-        record, _ = await commit_logged(
-            store,
-            terminal,
+        record, _ = await store.commit_logged(
+            account_log_id(terminal),
             EventIn(
                 "tip",
                 {
@@ -220,15 +221,18 @@ async def give_tip(
                     "amount": cents,
                     "terminal": terminal,
                     "table": table_id,
-                    "by": by,
+                    "by": account,
                 },
-                actor=by,
+                actor=account,
+                terminal=terminal,
             ),
             [transfer],
+            tipper,
+            owner=terminal,
         )
     except StoreError as error:  # the balance moved between the check and the write
-        late = FloorRefusedError("balance", str(error), ACCOUNT_RULE)
-        await store.audit(late.code, late.message, actor=by, terminal=terminal, rule=late.rule)
+        late = refusal_of(error)
+        await store.audit(late.code, late.message, actor=account, terminal=terminal, rule=late.rule)
         raise late from None
     return Movement(record, (transfer,), await player_balance(store, account))
 

@@ -27,29 +27,34 @@ audit log; nothing else changes.
 from __future__ import annotations
 
 import hashlib
-import json
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select, update
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from tablejack.store.credentials import Issued
 from tablejack.store.db import (
     CAGE,
-    DuplicateEventError,
     EventRecord,
-    Step,
+    PostingRefusedError,
     Store,
     StoreError,
     Transfer,
     now_us,
 )
 from tablejack.store.db import EventIn as _EventIn
-from tablejack.store.floor_models import SETTINGS, TERMINALS, VOUCHERS
-from tablejack.store.models import ROUNDS
+from tablejack.store.floor_models import TERMINALS, VOUCHERS
+from tablejack.store.policy import AccountKind, Actor, Role, account_kind_of
+from tablejack.store.settings import (
+    CONTROL_RULE,
+    DEFAULT_SETTINGS,
+    FloorRefusedError,
+    floor_settings,
+    set_floor_setting,
+)
 
 __all__ = [
     "BILLS",
@@ -62,13 +67,17 @@ __all__ = [
     "bill_in",
     "cash_out",
     "check_code",
-    "commit_logged",
+    "check_terminal_id",
     "floor_settings",
     "hand_pay",
     "make_validation_code",
+    "pay_voucher",
+    "player_balance",
     "redeem_voucher",
+    "refusal_of",
     "register_terminal",
     "set_floor_setting",
+    "terminal",
     "terminals",
     "voucher",
 ]
@@ -81,37 +90,6 @@ HANDPAY_KINDS = ("jackpot", "cancelled_credit")
 """Attendant-paid jackpots and attendant-paid cancelled credits (§ 605a.5(d))."""
 VOUCHER_RULE = "PA 605a.5(c)"
 ACCOUNT_RULE = "PA 605a.2(d)"
-CONTROL_RULE = "PA 605a.4(d)"
-
-DEFAULT_SETTINGS: dict[str, Any] = {
-    "voucher_limit": 1_000_000,
-    "handpay_limit": 120_000,
-    "bill_denominations": [100, 200, 500, 1000, 2000, 5000, 10000],
-    "gaming_day_start_hour": 6,
-    "license_rounding": "up",
-    "tips_enabled": False,
-    "tip_maximum": 10_000,
-    "tilt_on_connection_loss": "mid_round",
-}
-"""The operator's floor settings and their defaults: the largest voucher a terminal issues
-($10,000.00), the largest hand pay an attendant makes without a supervisor ($1,200.00), the
-bills the validators accept (cents), the hour (UTC) a gaming day starts, and how a partial
-group of five EWTs counts for the licence (``up``: as a table; ``down``: not at all);
-whether players may tip the dealer and the largest tip ($100.00) (:mod:`tablejack.store.tips`);
-when a terminal that loses its connection while its player has an unsettled wager is locked
-(``tilt_on_connection_loss``: ``mid_round``, ``always`` or ``off``; :mod:`tablejack.server.tilts`)."""
-
-
-class FloorRefusedError(StoreError):
-    """A floor request refused: ``code`` (machine), ``rule`` (clause) and a sentence.
-
-    Nothing was written but the audit entry."""
-
-    def __init__(self, code: str, message: str, rule: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.rule = rule
-        self.message = message
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +155,7 @@ def account_log_id(terminal: str) -> str:
     return f"acct:{terminal}"
 
 
-def _check_terminal(terminal: str) -> None:
+def check_terminal_id(terminal: str) -> None:
     if (
         not terminal
         or len(terminal) > 58
@@ -190,130 +168,85 @@ def _check_terminal(terminal: str) -> None:
         )
 
 
-async def floor_settings(store: Store) -> dict[str, Any]:
-    """The operator's settings: :data:`DEFAULT_SETTINGS` with the stored values over them."""
-    async with store.engine.connect() as connection:
-        rows = (await connection.execute(select(SETTINGS.c.key, SETTINGS.c.value))).all()
-    out = dict(DEFAULT_SETTINGS)
-    out.update({row[0]: json.loads(row[1]) for row in rows})
-    return out
-
-
-def _valid_setting(key: str, value: Any) -> bool:
-    if key == "tilt_on_connection_loss":  # PA 605a: lock a terminal lost mid-round
-        return value in ("mid_round", "always", "off")
-    if key == "tips_enabled":
-        return isinstance(value, bool)
-    if key in ("voucher_limit", "handpay_limit", "tip_maximum"):
-        return isinstance(value, int) and not isinstance(value, bool) and value > 0
-    if key == "gaming_day_start_hour":
-        return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 23
-    if key == "license_rounding":
-        return value in ("up", "down")
-    if key == "bill_denominations":
-        return (
-            isinstance(value, list)
-            and bool(value)
-            and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value)
-        )
-    return False
-
-
-async def set_floor_setting(store: Store, key: str, value: Any, *, by: str) -> dict[str, Any]:
-    """Change one setting (the caller checks the supervisor role); recorded in the audit log."""
-    if key not in DEFAULT_SETTINGS:
-        raise FloorRefusedError("invalid", f"No floor setting {key!r}.", CONTROL_RULE)
-    if not _valid_setting(key, value):
-        raise FloorRefusedError("invalid", f"{value!r} is not a valid {key}.", CONTROL_RULE)
-    async with store._write() as connection:
-        found = await connection.scalar(select(SETTINGS.c.key).where(SETTINGS.c.key == key))
-        values = {"value": json.dumps(value), "set_by": by[:64], "set_us": now_us()}
-        if found is None:
-            await connection.execute(SETTINGS.insert().values(key=key, **values))
-        else:
-            await connection.execute(update(SETTINGS).where(SETTINGS.c.key == key).values(**values))
-    await store.audit("setting", f"{key} = {json.dumps(value)}", actor=by, rule=CONTROL_RULE)
-    return await floor_settings(store)
-
-
 async def register_terminal(
-    store: Store, terminal: str, table_id: str, *, by: str, status: str = "active"
-) -> None:
-    """Register (or move, or retire with ``status="retired"``) an EWT of the floor."""
-    _check_terminal(terminal)
+    store: Store,
+    terminal: str,
+    table_id: str,
+    *,
+    by: Actor,
+    status: str = "active",
+    position: int | None = None,
+    credential: bool = True,
+    key: str | None = None,
+) -> Issued | None:
+    """Register (or move, or retire with ``status="retired"``) an EWT of the floor, bound to
+    ``table_id`` and (seat games) ``position``. A newly registered terminal, or one asked for
+    ``credential``, gets a new device credential (the secret is returned once; any earlier
+    credential of the terminal is revoked; ``key``: a chosen secret, as the demo and tests
+    use). Retiring revokes its credential."""
+    from tablejack.store import credentials as creds
+
+    check_terminal_id(terminal)
     if status not in ("active", "retired"):
         raise FloorRefusedError("invalid", f"A terminal is active or retired, not {status!r}.", "")
-    async with store._write() as connection:
+    if position is not None and (isinstance(position, bool) or not 1 <= position <= 16):
+        raise FloorRefusedError(
+            "invalid", f"A terminal's position is 1 to 16, not {position!r}.", CONTROL_RULE
+        )
+    async with store.transaction() as connection:
         found = await connection.scalar(select(TERMINALS.c.id).where(TERMINALS.c.id == terminal))
         if found is None:
             await connection.execute(
                 TERMINALS.insert().values(
-                    id=terminal, table_id=table_id, status=status, created_us=now_us()
+                    id=terminal,
+                    table_id=table_id,
+                    position=position,
+                    status=status,
+                    created_us=now_us(),
                 )
             )
         else:
             await connection.execute(
                 update(TERMINALS)
                 .where(TERMINALS.c.id == terminal)
-                .values(table_id=table_id, status=status)
+                .values(table_id=table_id, status=status, position=position)
             )
+    where = f" position {position}" if position is not None else ""
     await store.audit(
-        "terminal", f"{terminal} {status} at table {table_id}", table_id=table_id, actor=by
+        "terminal",
+        f"{terminal} {status} at table {table_id}{where}",
+        table_id=table_id,
+        actor=by.subject,
+    )
+    if status != "retired" and not (found is None or credential):
+        return None
+    keep = None if key is None else await creds.lookup(store, key)
+    for old in await creds.credentials(store, role="terminal", subject=terminal):
+        if old.revoked_us is None and (keep is None or old.id != keep.id or status == "retired"):
+            await creds.revoke(store, old.id, by=by)
+    if status == "retired":
+        return None
+    return await creds.issue(
+        store, "terminal", terminal, by=by, token=key, terminal=terminal, label=f"EWT at {table_id}"
     )
 
 
+async def terminal(store: Store, terminal_id: str) -> dict[str, Any] | None:
+    """A registered EWT: id, table, position, status (None: not registered)."""
+    async with store.engine.connect() as connection:
+        row = (
+            (await connection.execute(select(TERMINALS).where(TERMINALS.c.id == terminal_id)))
+            .mappings()
+            .first()
+        )
+    return None if row is None else dict(row)
+
+
 async def terminals(store: Store) -> list[dict[str, Any]]:
-    """Every registered EWT: id, table, status."""
+    """Every registered EWT: id, table, position, status."""
     async with store.engine.connect() as connection:
         rows = (await connection.execute(select(TERMINALS).order_by(TERMINALS.c.id))).mappings()
         return [dict(row) for row in rows.all()]
-
-
-async def commit_logged(
-    store: Store,
-    terminal: str,
-    event: _EventIn,
-    transfers: list[Transfer],
-    before: Callable[[AsyncConnection], Awaitable[Mapping[str, Any]]] | None = None,
-    *,
-    log_id: str | None = None,
-    log_kind: str = "accounts",
-) -> tuple[EventRecord, Mapping[str, Any]]:
-    """Write ``before`` (the voucher row), the event on the terminal's account log (or
-    ``log_id``) and the transfers in ONE transaction; retried when another writer moved the
-    log on."""
-    log_id = log_id or account_log_id(terminal)
-    for attempt in range(5):
-        try:
-            async with store._write() as connection:
-                extra: Mapping[str, Any] = {}
-                if before is not None:
-                    extra = await before(connection)
-                    event = _EventIn(
-                        event.kind, {**event.payload, **extra}, event.actor, event.terminal
-                    )
-                exists = store._heads.get(log_id) is not None or (
-                    await connection.scalar(select(ROUNDS.c.id).where(ROUNDS.c.id == log_id))
-                    is not None
-                )
-                step = Step(
-                    log_id,
-                    events=[event],
-                    transfers=transfers,
-                    open_round=None if exists else (terminal, 0, "", log_kind),
-                )
-                records, head = await store._write_step(connection, step)
-        except (DuplicateEventError, IntegrityError):
-            store._heads.pop(log_id, None)
-            if attempt == 4:
-                raise
-            continue
-        except BaseException:
-            store._heads.pop(log_id, None)
-            raise
-        store._remember_head(step, head)
-        return records[0], extra
-    raise StoreError("unreachable")  # pragma: no cover
 
 
 async def _ensure(store: Store) -> None:
@@ -321,9 +254,9 @@ async def _ensure(store: Store) -> None:
         await store.ensure_account(account, kind, account)
 
 
-async def _player(store: Store, account: str) -> int:
+async def player_balance(store: Store, account: str) -> int:
     balance = await store.balance(account)
-    if balance is None:
+    if balance is None or account_kind_of(account) is not AccountKind.PLAYER:
         raise FloorRefusedError("account", f"No game account {account!r}.", ACCOUNT_RULE)
     return balance
 
@@ -335,20 +268,66 @@ def _positive(amount: int) -> None:
         )
 
 
-async def _refuse(
-    store: Store, refusal: FloorRefusedError, *, actor: str, terminal: str
-) -> FloorRefusedError:
+def _at_terminal(actor: Actor, what: str) -> str:
+    """The authenticated terminal a player acts at (the account is his own: the policy)."""
+    if actor.role is not Role.PLAYER or not actor.terminal:
+        raise FloorRefusedError(
+            "role",
+            f"Only a player signed in at a terminal may {what} (money-movement policy).",
+            CONTROL_RULE,
+        )
+    check_terminal_id(actor.terminal)
+    return actor.terminal
+
+
+async def _refuse(store: Store, refusal: FloorRefusedError, *, actor: Actor) -> FloorRefusedError:
     await store.audit(
-        refusal.code, refusal.message, actor=actor, terminal=terminal, rule=refusal.rule
+        refusal.code,
+        refusal.message,
+        actor=actor.subject,
+        terminal=actor.terminal,
+        rule=refusal.rule,
     )
     return refusal
 
 
-async def bill_in(store: Store, account: str, terminal: str, amount: int, *, by: str) -> Movement:
-    """A bill accepted by the terminal's bill validator credits the game account (buy-in,
-    § 605a.2(d), 605a.5(c)); only the configured denominations are accepted."""
+def refusal_of(error: StoreError) -> FloorRefusedError:
+    """A store's refusal as the floor's: the policy's code and rule, or a balance refusal."""
+    if isinstance(error, PostingRefusedError):
+        return FloorRefusedError(error.code, error.message, error.rule)
+    return FloorRefusedError("balance", str(error), ACCOUNT_RULE)
+
+
+async def _commit(
+    store: Store,
+    log_terminal: str,
+    event: _EventIn,
+    transfer: Transfer,
+    actor: Actor,
+    before: Callable[[AsyncConnection], Awaitable[Mapping[str, Any]]] | None = None,
+) -> tuple[EventRecord, Mapping[str, Any]]:
+    """One movement with its event on ``log_terminal``'s account log; a refusal is audited."""
     try:
-        _check_terminal(terminal)
+        return await store.commit_logged(
+            account_log_id(log_terminal),
+            event,
+            [transfer],
+            actor,
+            owner=log_terminal,
+            before=before,
+        )
+    except FloorRefusedError as refusal:
+        raise await _refuse(store, refusal, actor=actor) from None
+    except StoreError as error:
+        raise await _refuse(store, refusal_of(error), actor=actor) from None
+
+
+async def bill_in(store: Store, amount: int, *, actor: Actor) -> Movement:
+    """A bill accepted by the validator of the terminal the player is signed in at credits his
+    game account (buy-in, § 605a.2(d), 605a.5(c)); only the configured denominations are
+    accepted."""
+    try:
+        terminal = _at_terminal(actor, "report a bill")
         _positive(amount)
         settings = await floor_settings(store)
         if amount not in settings["bill_denominations"]:
@@ -357,33 +336,36 @@ async def bill_in(store: Store, account: str, terminal: str, amount: int, *, by:
                 f"The bill validator accepts {settings['bill_denominations']} cents, not {amount}.",
                 VOUCHER_RULE,
             )
-        await _player(store, account)
+        await player_balance(store, actor.subject)
     except FloorRefusedError as refusal:
-        raise await _refuse(store, refusal, actor=by, terminal=terminal) from None
+        raise await _refuse(store, refusal, actor=actor) from None
     await _ensure(store)
+    account = actor.subject
     transfer = Transfer(BILLS, account, amount, "bill_in", memo=f"bill at {terminal}")
-    record, _ = await commit_logged(
+    record, _ = await _commit(
         store,
         terminal,
         _EventIn(
             "bill_in",
-            {"account": account, "amount": amount, "terminal": terminal, "by": by},
-            actor=by,
+            {"account": account, "amount": amount, "terminal": terminal, "by": account},
+            actor=account,
+            terminal=terminal,
         ),
-        [transfer],
+        transfer,
+        actor,
     )
-    return Movement(record, (transfer,), await _player(store, account))
+    return Movement(record, (transfer,), await player_balance(store, account))
 
 
-async def cash_out(
-    store: Store, account: str, terminal: str, amount: int | None = None, *, by: str
-) -> Movement:
-    """Cash out (§ 605a.2(d), 605a.5(c)): debit the game account (all of it when ``amount``
-    is None) and issue a voucher with a number and a validation code. Above the voucher limit
-    the terminal issues no voucher: an attendant pays by hand (:func:`hand_pay`)."""
+async def cash_out(store: Store, amount: int | None = None, *, actor: Actor) -> Movement:
+    """Cash out (§ 605a.2(d), 605a.5(c)) at the terminal the player is signed in at: debit his
+    game account (all of it when ``amount`` is None) and issue a voucher with a number and a
+    validation code. Above the voucher limit the terminal issues no voucher: an attendant pays
+    by hand (:func:`hand_pay`)."""
     try:
-        _check_terminal(terminal)
-        balance = await _player(store, account)
+        terminal = _at_terminal(actor, "cash out")
+        account = actor.subject
+        balance = await player_balance(store, account)
         wanted = balance if amount is None else amount
         if wanted == 0 and amount is None:
             raise FloorRefusedError(
@@ -405,7 +387,7 @@ async def cash_out(
                 VOUCHER_RULE,
             )
     except FloorRefusedError as refusal:
-        raise await _refuse(store, refusal, actor=by, terminal=terminal) from None
+        raise await _refuse(store, refusal, actor=actor) from None
     await _ensure(store)
     code = make_validation_code()
     at = now_us()
@@ -429,75 +411,65 @@ async def cash_out(
         "account": account,
         "amount": wanted,
         "terminal": terminal,
-        "by": by,
+        "by": account,
         "validation_code": f"…{code[-4:]}",
         "code_sha256": code_hash(code),
     }
     # the voucher number is known only inside the transaction: the transfer's memo carries the
     # validation code's hash, which names the voucher row as surely
     transfer = Transfer(account, VOUCHERS_ACCOUNT, wanted, "voucher_out", memo=code_hash(code))
-    try:
-        record, extra = await commit_logged(
-            store,
-            terminal,
-            _EventIn("voucher_out", payload, actor=by),
-            [transfer],
-            before=issue,
-        )
-    except StoreError as error:
-        raise await _refuse(
-            store,
-            FloorRefusedError("balance", str(error), ACCOUNT_RULE),
-            actor=by,
-            terminal=terminal,
-        ) from None
-    return Movement(record, (transfer,), await _player(store, account), str(extra["voucher"]), code)
+    record, extra = await _commit(
+        store,
+        terminal,
+        _EventIn("voucher_out", payload, actor=account, terminal=terminal),
+        transfer,
+        actor,
+        before=issue,
+    )
+    return Movement(
+        record, (transfer,), await player_balance(store, account), str(extra["voucher"]), code
+    )
 
 
-async def redeem_voucher(
-    store: Store, code: str, account: str, terminal: str, *, by: str
-) -> Movement:
-    """Voucher in (§ 605a.5(c)): credit the game account with the voucher's amount, once. A
-    forged code and a voucher already redeemed are refused and audited."""
+async def _find_voucher(store: Store, code: str) -> Mapping[str, Any]:
+    """The issued voucher of a validation code, or the refusal (forged, already paid)."""
     clean = _normalise(code)
-    try:
-        _check_terminal(terminal)
-        await _player(store, account)
-        if not check_code(clean):
-            raise FloorRefusedError(
-                "forged",
-                f"Validation code {code[:24]!r} is not a valid voucher code ({VOUCHER_RULE}).",
-                VOUCHER_RULE,
-            )
-        async with store.engine.connect() as connection:
-            row = (
-                (
-                    await connection.execute(
-                        select(VOUCHERS).where(VOUCHERS.c.code_hash == code_hash(clean))
-                    )
+    if not check_code(clean):
+        raise FloorRefusedError(
+            "forged",
+            f"Validation code {code[:24]!r} is not a valid voucher code ({VOUCHER_RULE}).",
+            VOUCHER_RULE,
+        )
+    async with store.engine.connect() as connection:
+        row = (
+            (
+                await connection.execute(
+                    select(VOUCHERS).where(VOUCHERS.c.code_hash == code_hash(clean))
                 )
-                .mappings()
-                .first()
             )
-        if row is None:
-            raise FloorRefusedError(
-                "forged",
-                f"No voucher has validation code …{clean[-4:]} ({VOUCHER_RULE}).",
-                VOUCHER_RULE,
-            )
-        if row["status"] != "issued":
-            raise FloorRefusedError(
-                "redeemed",
-                f"Voucher {voucher_number(row['id'])} was already redeemed at "
-                f"{row['redeemed_terminal']}; it pays once ({VOUCHER_RULE}).",
-                VOUCHER_RULE,
-            )
-    except FloorRefusedError as refusal:
-        raise await _refuse(store, refusal, actor=by, terminal=terminal) from None
-    await _ensure(store)
-    amount = int(row["amount"])
+            .mappings()
+            .first()
+        )
+    if row is None:
+        raise FloorRefusedError(
+            "forged",
+            f"No voucher has validation code …{clean[-4:]} ({VOUCHER_RULE}).",
+            VOUCHER_RULE,
+        )
+    if row["status"] != "issued":
+        where = row["redeemed_terminal"] or "the cage"
+        raise FloorRefusedError(
+            "redeemed",
+            f"Voucher {voucher_number(row['id'])} was already redeemed at {where}; it pays once "
+            f"({VOUCHER_RULE}).",
+            VOUCHER_RULE,
+        )
+    return dict(row)
+
+
+def _take(row: Mapping[str, Any], account: str, where: str, at: int) -> Any:
+    """The voucher row's one conditional update ``issued`` → ``redeemed`` (a race loses)."""
     number = voucher_number(int(row["id"]))
-    at = now_us()
 
     async def take(connection: AsyncConnection) -> Mapping[str, Any]:
         moved = await connection.execute(
@@ -507,7 +479,7 @@ async def redeem_voucher(
                 status="redeemed",
                 redeemed_us=at,
                 redeemed_account=account,
-                redeemed_terminal=terminal,
+                redeemed_terminal=where,
             )
         )
         if moved.rowcount != 1:
@@ -518,29 +490,84 @@ async def redeem_voucher(
             )
         return {}
 
-    transfer = Transfer(VOUCHERS_ACCOUNT, account, amount, "voucher_in", memo=number)
+    return take
+
+
+async def redeem_voucher(store: Store, code: str, *, actor: Actor) -> Movement:
+    """Voucher in (§ 605a.5(c)) at the terminal the player is signed in at: credit his game
+    account with the voucher's amount, once. A forged code and a voucher already redeemed are
+    refused and audited."""
     try:
-        record, _ = await commit_logged(
-            store,
-            terminal,
-            _EventIn(
-                "voucher_in",
-                {
-                    "account": account,
-                    "amount": amount,
-                    "terminal": terminal,
-                    "by": by,
-                    "voucher": number,
-                    "issued_at": row["terminal"],
-                },
-                actor=by,
-            ),
-            [transfer],
-            before=take,
-        )
+        terminal = _at_terminal(actor, "redeem a voucher")
+        account = actor.subject
+        await player_balance(store, account)
+        row = await _find_voucher(store, code)
     except FloorRefusedError as refusal:
-        raise await _refuse(store, refusal, actor=by, terminal=terminal) from None
-    return Movement(record, (transfer,), await _player(store, account), number)
+        raise await _refuse(store, refusal, actor=actor) from None
+    await _ensure(store)
+    amount = int(row["amount"])
+    number = voucher_number(int(row["id"]))
+    transfer = Transfer(VOUCHERS_ACCOUNT, account, amount, "voucher_in", memo=number)
+    record, _ = await _commit(
+        store,
+        terminal,
+        _EventIn(
+            "voucher_in",
+            {
+                "account": account,
+                "amount": amount,
+                "terminal": terminal,
+                "by": account,
+                "voucher": number,
+                "issued_at": row["terminal"],
+            },
+            actor=account,
+            terminal=terminal,
+        ),
+        transfer,
+        actor,
+        before=_take(row, account, terminal, now_us()),
+    )
+    return Movement(record, (transfer,), await player_balance(store, account), number)
+
+
+async def pay_voucher(store: Store, code: str, *, actor: Actor) -> Movement:
+    """A voucher cashed at the cage (§ 605a.5(c)): the cashier pays its amount in cash
+    (``voucher_paid``: the vouchers account → the cage), once; a forged code or a voucher
+    already redeemed is refused and audited."""
+    try:
+        if actor.role is not Role.CASHIER:
+            raise FloorRefusedError(
+                "role",
+                "Only a cashier pays a voucher at the cage (money-movement policy).",
+                CONTROL_RULE,
+            )
+        row = await _find_voucher(store, code)
+    except FloorRefusedError as refusal:
+        raise await _refuse(store, refusal, actor=actor) from None
+    await _ensure(store)
+    amount = int(row["amount"])
+    number = voucher_number(int(row["id"]))
+    transfer = Transfer(VOUCHERS_ACCOUNT, CAGE, amount, "voucher_paid", memo=number)
+    record, _ = await _commit(
+        store,
+        CAGE,
+        _EventIn(
+            "voucher_paid",
+            {
+                "account": CAGE,
+                "amount": amount,
+                "by": actor.subject,
+                "voucher": number,
+                "issued_at": row["terminal"],
+            },
+            actor=actor.subject,
+        ),
+        transfer,
+        actor,
+        before=_take(row, CAGE, "cage", now_us()),
+    )
+    return Movement(record, (transfer,), 0, number)
 
 
 async def hand_pay(
@@ -550,25 +577,28 @@ async def hand_pay(
     amount: int,
     kind: str,
     *,
-    by: str,
-    role: str,
+    actor: Actor,
     reason: str = "",
 ) -> Movement:
-    """An attendant pays credits by hand (§ 605a.5(d)): an attendant-paid jackpot or
-    attendant-paid cancelled credits. Above the hand-pay limit only a supervisor may pay
-    (§ 605a.4(d)); a dealer (attendant) asking is refused and audited."""
+    """Credits paid by hand (§ 605a.5(d)) from a player's game account at a terminal: an
+    attendant-paid jackpot or attendant-paid cancelled credits, paid by the cage (a cashier) up
+    to the hand-pay limit, above it only by a supervisor (§ 605a.4(d)). A dealer may not pay
+    out. The account must be a player's game account (the policy)."""
     try:
-        _check_terminal(terminal)
+        check_terminal_id(terminal)
         if kind not in HANDPAY_KINDS:
             raise FloorRefusedError(
                 "invalid", f"A hand pay is one of {HANDPAY_KINDS}, not {kind!r}.", VOUCHER_RULE
             )
         _positive(amount)
-        if role not in ("dealer", "supervisor"):
+        if actor.role not in (Role.CASHIER, Role.SUPERVISOR):
             raise FloorRefusedError(
-                "role", "Only an attendant (dealer) or a supervisor pays by hand.", CONTROL_RULE
+                "role",
+                f"A hand pay may be made by a cashier or a supervisor, not by a "
+                f"{actor.role.value} (money-movement policy, {CONTROL_RULE}).",
+                CONTROL_RULE,
             )
-        balance = await _player(store, account)
+        balance = await player_balance(store, account)
         if amount > balance:
             raise FloorRefusedError(
                 "balance",
@@ -576,7 +606,7 @@ async def hand_pay(
                 ACCOUNT_RULE,
             )
         limit = (await floor_settings(store))["handpay_limit"]
-        if amount > limit and role != "supervisor":
+        if amount > limit and actor.role is not Role.SUPERVISOR:
             raise FloorRefusedError(
                 "supervisor",
                 f"A hand pay of {amount} cents is above the limit of {limit} cents; a supervisor "
@@ -584,36 +614,30 @@ async def hand_pay(
                 CONTROL_RULE,
             )
     except FloorRefusedError as refusal:
-        raise await _refuse(store, refusal, actor=by, terminal=terminal) from None
+        raise await _refuse(store, refusal, actor=actor) from None
     await _ensure(store)
+    by = actor.subject
     transfer = Transfer(account, CAGE, amount, kind, memo=f"hand pay at {terminal} by {by}")
-    try:
-        record, _ = await commit_logged(
-            store,
-            terminal,
-            _EventIn(
-                "hand_pay",
-                {
-                    "account": account,
-                    "amount": amount,
-                    "kind": kind,
-                    "terminal": terminal,
-                    "by": by,
-                    "role": role,
-                    "reason": reason[:200],
-                },
-                actor=by,
-            ),
-            [transfer],
-        )
-    except StoreError as error:
-        raise await _refuse(
-            store,
-            FloorRefusedError("balance", str(error), ACCOUNT_RULE),
+    record, _ = await _commit(
+        store,
+        terminal,
+        _EventIn(
+            "hand_pay",
+            {
+                "account": account,
+                "amount": amount,
+                "kind": kind,
+                "terminal": terminal,
+                "by": by,
+                "role": actor.role.value,
+                "reason": reason[:200],
+            },
             actor=by,
-            terminal=terminal,
-        ) from None
-    return Movement(record, (transfer,), await _player(store, account))
+        ),
+        transfer,
+        actor,
+    )
+    return Movement(record, (transfer,), await player_balance(store, account))
 
 
 async def voucher(store: Store, number: str) -> dict[str, Any] | None:

@@ -1,0 +1,91 @@
+"""The REST API's access control: who a request is (:func:`identity`) and what its role may do
+(:func:`need`), each refusal answered with the rule and written to the audit log.
+
+The routes of every part of the API (:mod:`tablejack.server.app`, :mod:`~.floor_api`,
+:mod:`~.tilt_api`, :mod:`~.terminal_features`, :mod:`~.trust_api`) import these; none of them
+imports another's routes.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request
+
+from tablejack.server.auth import Principal, bearer
+from tablejack.server.floor import Floor
+from tablejack.store.policy import PERMISSIONS, Role
+
+__all__ = ["Who", "floor_of", "identity", "need", "refuse"]
+
+
+def floor_of(request: Request) -> Floor:
+    """The floor the app serves."""
+    floor: Floor = request.app.state.floor
+    return floor
+
+
+async def refuse(
+    request: Request, who: Principal | None, code: str, message: str, rule: str, status: int = 403
+) -> HTTPException:
+    """Audit a refusal and the HTTP error that answers it."""
+    await floor_of(request).store.audit(
+        code,
+        message,
+        actor="" if who is None else who.subject,
+        terminal="" if who is None else who.terminal,
+        rule=rule,
+    )
+    return HTTPException(status, {"code": code, "rule": rule, "message": message})
+
+
+async def identity(request: Request) -> Principal:
+    """The principal of the request's credential (the Authorization header, or the session
+    cookie), checked in the database. A token in the URL is refused."""
+    if "token" in request.query_params:
+        raise await refuse(
+            request,
+            None,
+            "token_in_url",
+            "A token is never accepted in a URL (logs and browser history keep URLs); send it "
+            "in the Authorization header or sign in (POST /api/session).",
+            "PA 605a.4(d)",
+            400,
+        )
+    token = bearer(request.headers, request.cookies)
+    if not token:
+        raise HTTPException(401, "A bearer token or a session is required.")
+    found = await floor_of(request).auth.authenticate(token, fresh=True)
+    if found is None:
+        raise HTTPException(401, "Unknown, expired or revoked credential.")
+    if found.role == Role.TERMINAL.value:
+        raise await refuse(
+            request,
+            found,
+            "role",
+            "A terminal's device credential signs players in; it makes no request of its own.",
+            "PA 605a.4(d)",
+        )
+    return found
+
+
+Who = Annotated[Principal, Depends(identity)]
+
+
+def _names(operation: str) -> str:
+    roles = [r.value for r in Role if r in PERMISSIONS[operation]]
+    return roles[0] if len(roles) == 1 else ", ".join(roles[:-1]) + " or " + roles[-1]
+
+
+async def need(request: Request, who: Principal, operation: str) -> str:
+    """The caller's subject when its role may do ``operation``; else refused (403) and audited."""
+    if who.may(operation):
+        return who.subject
+    what = operation.replace("_", " ")
+    raise await refuse(
+        request,
+        who,
+        "role",
+        f"The {who.role} role may not {what}; it needs {_names(operation)} (least privilege).",
+        f"role: {'/'.join(r.value for r in Role if r in PERMISSIONS[operation])}",
+    )

@@ -1,0 +1,228 @@
+"""Who is asking: bearer credentials, sessions, terminals that prove who they are, and the
+role each request needs.
+
+* A request carries its credential in the ``Authorization: Bearer`` header, or — the pages —
+  in the HttpOnly, SameSite=Strict cookie :data:`SESSION_COOKIE` set by ``POST /api/session``.
+  A token in a URL (``?token=``) is refused: URLs end up in logs and browser history.
+* A REST request checks its credential in the database every time (a revocation is effective
+  on the next request). A WebSocket checks it before every message against the process's view,
+  which a revocation through this process updates at once, and which the revocation watch
+  (:meth:`Auth.watch`, every :data:`WATCH_SECONDS`) updates with revocations, expiries and
+  deletions made elsewhere (``tablejack tokens revoke``, another process, the database).
+* A player plays at an electronic wagering terminal that proves itself: the hello names the
+  terminal and carries its device credential (``terminal_key``), or the player's session is
+  already bound to the terminal (a sign-in at the terminal). A terminal id without its
+  credential is refused and audited. The terminal's registration binds it to its table and
+  (seat games) its position.
+* Every request's role is checked against :data:`tablejack.store.policy.PERMISSIONS`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from tablejack.store import Store
+from tablejack.store import credentials as creds
+from tablejack.store.policy import PERMISSIONS, Actor, Role
+from tablejack.store.vouchers import terminal as terminal_row
+
+__all__ = [
+    "DEVICE_COOKIE",
+    "SESSION_COOKIE",
+    "WATCH_SECONDS",
+    "Auth",
+    "AuthRefusedError",
+    "Principal",
+    "TerminalBinding",
+]
+
+log = logging.getLogger("tablejack.server")
+
+SESSION_COOKIE = "tj_session"
+"""The pages' session cookie (HttpOnly, SameSite=Strict; Secure over TLS)."""
+DEVICE_COOKIE = "tj_device"
+"""A browser terminal's device credential, set once when the terminal is enrolled."""
+WATCH_SECONDS = 1.0
+"""How often the revocation watch looks for credentials revoked, expired or deleted elsewhere."""
+ACCESS_RULE = "PA 605a.4(d)"
+
+
+class AuthRefusedError(Exception):
+    """A credential or terminal refused: ``code``, ``rule`` and a sentence."""
+
+    def __init__(self, code: str, message: str, rule: str = ACCESS_RULE) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.rule = rule
+
+
+class Principal(NamedTuple):
+    """Who a credential is: ``(role, subject)`` first (so ``who[0]``, ``who[1]`` read as
+    before), the terminal a player's session is bound to, the credential's id and hash, and
+    when it expires."""
+
+    role: str
+    subject: str
+    terminal: str = ""
+    credential: str = ""
+    token_hash: str = ""
+    expires_us: int = 0
+
+    def actor(self, table: str = "") -> Actor:
+        """The policy's actor of this principal."""
+        return Actor(Role(self.role), self.subject, self.terminal, table)
+
+    def may(self, operation: str) -> bool:
+        """True when the role may do ``operation`` (:data:`PERMISSIONS`)."""
+        return self.role in {r.value for r in PERMISSIONS[operation]}
+
+
+class TerminalBinding(NamedTuple):
+    """A registered terminal's table and position (None: the player selects one)."""
+
+    terminal: str
+    table: str
+    position: int | None
+
+
+class Auth:
+    """The floor's credentials as this process sees them."""
+
+    def __init__(self, store: Store, now_us: Callable[[], int]) -> None:
+        self.store = store
+        self.now_us = now_us
+        self._known: dict[str, Principal] = {}
+        """Credentials seen valid, by their hash."""
+        self._gone: set[str] = set()
+        """Hashes revoked, expired or deleted since they were seen."""
+        self._watched_us = now_us()
+        self._task: asyncio.Task[None] | None = None
+
+    async def authenticate(self, token: str, *, fresh: bool = False) -> Principal | None:
+        """The principal of a valid credential (a session's parent valid too), or None.
+        ``fresh``: ask the database even when this process knows the credential."""
+        digest = creds.token_hash(token)
+        now = self.now_us()
+        if digest in self._gone:
+            return None
+        known = self._known.get(digest)
+        if known is not None and not fresh:
+            return known if now < known.expires_us else None
+        credential = await creds.lookup(self.store, token)
+        if credential is None or not credential.valid_at(now):
+            self._forget(digest)
+            return None
+        expires = credential.expires_us
+        if credential.parent is not None:
+            parent = await creds.credential_by_id(self.store, credential.parent)
+            if parent is None or not parent.valid_at(now):
+                self._forget(digest)
+                return None
+            expires = min(expires, parent.expires_us)
+        bound = credential.terminal if credential.role == Role.PLAYER.value else ""
+        principal = Principal(
+            credential.role, credential.subject, bound or "", credential.id, digest, expires
+        )
+        self._known[digest] = principal
+        return principal
+
+    def _forget(self, digest: str) -> None:
+        if self._known.pop(digest, None) is not None:
+            self._gone.add(digest)
+
+    def valid(self, principal: Principal) -> bool:
+        """Is the credential still good (per WebSocket message: no I/O)?"""
+        return principal.token_hash not in self._gone and self.now_us() < principal.expires_us
+
+    async def revoke(self, credential_id: str, *, by: Actor) -> list[str]:
+        """Revoke a credential and its sessions; effective in this process at once."""
+        ids = await creds.revoke(self.store, credential_id, by=by)
+        for digest, principal in list(self._known.items()):
+            if principal.credential in ids:
+                self._forget(digest)
+        await self.refresh()
+        return ids
+
+    async def refresh(self) -> None:
+        """Take in what changed elsewhere: revocations since the last look, and any known
+        credential that is no longer valid in the database (deleted, altered, expired)."""
+        now = self.now_us()
+        since, self._watched_us = self._watched_us, now
+        for digest, _ in await creds.revoked_since(self.store, since - 5_000_000):
+            self._known.pop(digest, None)
+            self._gone.add(digest)
+        if self._known:
+            alive = await creds.still_valid(self.store, list(self._known), now)
+            for digest in [d for d in self._known if d not in alive]:
+                self._forget(digest)
+
+    def start(self) -> None:
+        """Start the revocation watch."""
+        if self._task is None:
+            self._task = asyncio.create_task(self.watch())
+
+    async def watch(self) -> None:
+        """Every :data:`WATCH_SECONDS`: :meth:`refresh`."""
+        while True:
+            await asyncio.sleep(WATCH_SECONDS)
+            try:
+                await self.refresh()
+            except Exception:  # the database is away: the next look tries again
+                log.exception("the revocation watch failed; it tries again")
+
+    async def stop(self) -> None:
+        """Stop the watch."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def terminal(self, terminal: str, key: str | None) -> tuple[TerminalBinding, Principal]:
+        """The registration and device principal of a terminal that proved itself with its
+        device credential, or :class:`AuthRefusedError`."""
+        if not key:
+            raise AuthRefusedError(
+                "terminal",
+                f"Terminal {terminal[:64]!r} presented no credential; a terminal proves who it "
+                "is with its device credential (terminal_key).",
+            )
+        device = await self.authenticate(key)
+        if device is None or device.role != Role.TERMINAL.value or device.subject != terminal:
+            raise AuthRefusedError(
+                "terminal",
+                f"The credential presented is not terminal {terminal[:64]!r}'s.",
+            )
+        return await self.binding(terminal), device
+
+    async def binding(self, terminal: str) -> TerminalBinding:
+        """The table and position an active registered terminal is bound to."""
+        row = await terminal_row(self.store, terminal)
+        if row is None or row["status"] != "active":
+            raise AuthRefusedError(
+                "terminal", f"Terminal {terminal[:64]!r} is not an active registered terminal."
+            )
+        position = row.get("position")
+        return TerminalBinding(
+            terminal, str(row["table_id"]), None if position is None else int(position)
+        )
+
+    @staticmethod
+    def session_key() -> str:
+        """A new in-memory session (a hello that signs a player in at a terminal)."""
+        return f"ws-{secrets.token_hex(8)}"
+
+
+def bearer(headers: Any, cookies: Any) -> str | None:
+    """The credential of a request: the Authorization header, else the session cookie."""
+    header = str(headers.get("authorization", ""))
+    if header.lower().startswith("bearer "):
+        return header[7:].strip() or None
+    cookie = cookies.get(SESSION_COOKIE)
+    return str(cookie) if cookie else None

@@ -1,0 +1,121 @@
+"""The operator's floor settings (PA Chapter 605a): limits, the gaming day, tips, tilts and the
+lifetime of credentials; each change is audited.
+
+>>> valid_setting("session_lifetime_s", 3600), valid_setting("session_lifetime_s", 1.5)
+(True, False)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import select, update
+
+from tablejack.store.db import Store, StoreError, now_us
+from tablejack.store.floor_models import SETTINGS
+from tablejack.store.policy import Role
+
+__all__ = [
+    "CONTROL_RULE",
+    "DEFAULT_SETTINGS",
+    "FloorRefusedError",
+    "floor_settings",
+    "set_floor_setting",
+    "valid_setting",
+]
+
+CONTROL_RULE = "PA 605a.4(d)"
+"""The clause of the system's access and change controls."""
+ROLES_WITH_CREDENTIALS = {r.value for r in Role if r is not Role.TABLE}
+
+DEFAULT_SETTINGS: dict[str, Any] = {
+    "voucher_limit": 1_000_000,
+    "handpay_limit": 120_000,
+    "bill_denominations": [100, 200, 500, 1000, 2000, 5000, 10000],
+    "gaming_day_start_hour": 6,
+    "license_rounding": "up",
+    "tips_enabled": False,
+    "tip_maximum": 10_000,
+    "tilt_on_connection_loss": "mid_round",
+    "token_lifetimes": {},
+    "session_lifetime_s": 12 * 3600,
+}
+"""The operator's floor settings and their defaults: the largest voucher a terminal issues
+($10,000.00), the largest hand pay an attendant makes without a supervisor ($1,200.00), the
+bills the validators accept (cents), the hour (UTC) a gaming day starts, and how a partial
+group of five EWTs counts for the licence (``up``: as a table; ``down``: not at all);
+whether players may tip the dealer and the largest tip ($100.00) (:mod:`tablejack.store.tips`);
+when a terminal that loses its connection while its player has an unsettled wager is locked
+(``tilt_on_connection_loss``: ``mid_round``, ``always`` or ``off``; :mod:`tablejack.server.tilts`);
+how long the credentials of a role live (``token_lifetimes``: role → seconds, over
+:data:`tablejack.store.credentials.DEFAULT_LIFETIMES`) and a session (``session_lifetime_s``)."""
+
+
+class FloorRefusedError(StoreError):
+    """A floor request refused: ``code`` (machine), ``rule`` (clause) and a sentence.
+
+    Nothing was written but the audit entry."""
+
+    def __init__(self, code: str, message: str, rule: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.rule = rule
+        self.message = message
+
+
+async def floor_settings(store: Store) -> dict[str, Any]:
+    """The operator's settings: :data:`DEFAULT_SETTINGS` with the stored values over them."""
+    async with store.engine.connect() as connection:
+        rows = (await connection.execute(select(SETTINGS.c.key, SETTINGS.c.value))).all()
+    out = dict(DEFAULT_SETTINGS)
+    out.update({row[0]: json.loads(row[1]) for row in rows})
+    return out
+
+
+def valid_setting(key: str, value: Any) -> bool:
+    """True when ``value`` is a valid value of the setting ``key``."""
+    if key == "tilt_on_connection_loss":  # PA 605a: lock a terminal lost mid-round
+        return value in ("mid_round", "always", "off")
+    if key == "tips_enabled":
+        return isinstance(value, bool)
+    if key in ("voucher_limit", "handpay_limit", "tip_maximum"):
+        return isinstance(value, int) and not isinstance(value, bool) and value > 0
+    if key == "gaming_day_start_hour":
+        return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 23
+    if key == "license_rounding":
+        return value in ("up", "down")
+    if key == "token_lifetimes":
+        return isinstance(value, dict) and all(
+            role in ROLES_WITH_CREDENTIALS
+            and isinstance(seconds, int)
+            and not isinstance(seconds, bool)
+            and 60 <= seconds <= 5 * 365 * 24 * 3600
+            for role, seconds in value.items()
+        )
+    if key == "session_lifetime_s":
+        return isinstance(value, int) and not isinstance(value, bool) and 60 <= value <= 7 * 86400
+    if key == "bill_denominations":
+        return (
+            isinstance(value, list)
+            and bool(value)
+            and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value)
+        )
+    return False
+
+
+async def set_floor_setting(store: Store, key: str, value: Any, *, by: str) -> dict[str, Any]:
+    """Change one setting (the caller checks the operator's role); recorded in the audit log."""
+    if key not in DEFAULT_SETTINGS:
+        raise FloorRefusedError("invalid", f"No floor setting {key!r}.", CONTROL_RULE)
+    if not valid_setting(key, value):
+        raise FloorRefusedError("invalid", f"{value!r} is not a valid {key}.", CONTROL_RULE)
+    async with store.transaction() as connection:
+        found = await connection.scalar(select(SETTINGS.c.key).where(SETTINGS.c.key == key))
+        values = {"value": json.dumps(value), "set_by": by[:64], "set_us": now_us()}
+        if found is None:
+            await connection.execute(SETTINGS.insert().values(key=key, **values))
+        else:
+            await connection.execute(update(SETTINGS).where(SETTINGS.c.key == key).values(**values))
+    await store.audit("setting", f"{key} = {json.dumps(value)}", actor=by, rule=CONTROL_RULE)
+    return await floor_settings(store)
