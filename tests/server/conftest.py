@@ -27,8 +27,11 @@ TOKENS = {
     "cat": "tok-cat",
     "dealer": "tok-dealer",
     "super": "tok-super",
+    "cashier": "tok-cashier",
+    "operator": "tok-operator",
 }
 CREDIT = 100_000
+PLAYERS = ("ann", "bob", "cat")
 
 
 def auth(who: str) -> dict[str, str]:
@@ -36,13 +39,59 @@ def auth(who: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {TOKENS[who]}"}
 
 
+def terminal_key(client: Any, terminal: str, table: str) -> str:
+    """The device credential of ``terminal`` at ``table``: registered (bound to the table) by
+    the operator the first time a test uses it there."""
+    keys: dict[tuple[str, str], str] = client.__dict__.setdefault("terminal_keys", {})
+    if (terminal, table) not in keys:
+        answer = client.post(
+            "/api/floor/terminals",
+            json={"terminal": terminal, "table": table, "credential": True},
+            headers=auth("operator"),
+        )
+        assert answer.status_code == 200, answer.text
+        for key in [k for k in keys if k[0] == terminal]:
+            del keys[key]
+        keys[(terminal, table)] = answer.json()["credential"]
+    return keys[(terminal, table)]
+
+
+def hello(client: Any, who: str, terminal: str, table: str | None) -> dict[str, Any]:
+    """The hello of a test identity: a player proves the terminal (registered at ``table``)."""
+    message: dict[str, Any] = {"type": "hello", "protocol": 2, "token": TOKENS[who]}
+    if who in PLAYERS and table is not None:
+        message["terminal"] = terminal
+        message["terminal_key"] = terminal_key(client, terminal, table)
+    else:
+        message["terminal"] = terminal
+    return message
+
+
+def session(client: Any, who: str, terminal: str, table: str) -> dict[str, str]:
+    """The Authorization header of a session of player ``who`` signed in at ``terminal``."""
+    answer = client.post(
+        "/api/session",
+        json={
+            "token": TOKENS[who],
+            "terminal": terminal,
+            "terminal_key": terminal_key(client, terminal, table),
+        },
+    )
+    assert answer.status_code == 200, answer.text
+    token = answer.cookies["tj_session"]
+    client.cookies.clear()
+    return {"Authorization": f"Bearer {token}"}
+
+
 async def setup_floor(floor: Floor) -> None:
     """Players ann, bob ($1,000 each) and cat ($15); a dealer and a supervisor."""
     for player in ("ann", "bob"):
         await floor.add_player(player, CREDIT, TOKENS[player])
     await floor.add_player("cat", 1500, TOKENS["cat"])
-    await floor.store.issue_token("dealer", "dana", TOKENS["dealer"])
-    await floor.store.issue_token("supervisor", "sam", TOKENS["super"])
+    await floor.issue_token("dealer", "dana", TOKENS["dealer"])
+    await floor.issue_token("supervisor", "sam", TOKENS["super"])
+    await floor.issue_token("cashier", "cleo", TOKENS["cashier"])
+    await floor.issue_token("operator", "olga", TOKENS["operator"])
 
 
 def hybrid_table(table_id: str = "A1", **options: Any) -> TableConfig:
@@ -136,9 +185,7 @@ def connect(client: TestClient, who: str, terminal: str, table: str | None = Non
         def __enter__(self) -> Terminal:
             self.manager = client.websocket_connect("/ws")
             socket = self.manager.__enter__()
-            socket.send_json(
-                {"type": "hello", "protocol": 1, "token": TOKENS[who], "terminal": terminal}
-            )
+            socket.send_json(hello(client, who, terminal, table))
             term = Terminal(socket, terminal)
             term.until(lambda m: m["type"] == "welcome")
             if table is not None:
@@ -174,6 +221,9 @@ class Kit:
 
     auth = staticmethod(auth)
     connect = staticmethod(connect)
+    hello = staticmethod(hello)
+    session = staticmethod(session)
+    terminal_key = staticmethod(terminal_key)
     hybrid_table = staticmethod(hybrid_table)
     classic_table = staticmethod(classic_table)
     phase = staticmethod(phase)

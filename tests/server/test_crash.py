@@ -1,5 +1,6 @@
 """The crash test: the server process is killed (SIGKILL) at random points of many rounds and
-restarted; afterwards every balance and every wager is accounted for."""
+restarted; afterwards every balance and every wager is accounted for, and every signed
+checkpoint verifies (after the last, clean stop: every event is signed)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,15 @@ from tablejack.server.adapters import adapter_for
 from tablejack.server.botclient import run_bot
 from tablejack.server.table import replay_round
 from tablejack.store import Store
+from tablejack.store import credentials as creds
+from tablejack.store.keys import generate_key_pair, load_public_key
+from tablejack.store.policy import Actor, Role
 from tablejack.store.testing import Backend
+from tablejack.store.verify import verify
+from tablejack.store.vouchers import register_terminal
+
+SETUP = Actor(Role.OPERATOR, "set-up")
+CAGE = Actor(Role.CASHIER, "cage")
 
 PLAYERS = ("ann", "bob", "cat", "dan", "eve", "fay")
 CREDIT = 1_000_000
@@ -57,6 +66,7 @@ def free_port() -> int:
 
 def start_server(db: str, tables: Path, port: int) -> subprocess.Popen[bytes]:
     log = tables.parent / "server.log"
+    keys = tables.parent / "keys"
     with log.open("ab") as errors:
         process = subprocess.Popen(
             [
@@ -70,6 +80,10 @@ def start_server(db: str, tables: Path, port: int) -> subprocess.Popen[bytes]:
                 str(port),
                 "--tables",
                 str(tables),
+                "--checkpoint-key",
+                str(keys / "checkpoint.key"),
+                "--checkpoint-seconds",
+                "0.2",
             ],
             stdout=subprocess.DEVNULL,
             stderr=errors,
@@ -98,6 +112,7 @@ async def play(port: int, seconds: float, seed: int) -> None:
                 f"EWT-{index}",
                 "A1" if index % 2 else "C1",
                 index % 3 + 1,
+                terminal_key=f"key-EWT-{index}",
                 stop=stop,
                 seed=seed * 10 + index,
                 buzzer_beater=True,
@@ -110,23 +125,41 @@ async def play(port: int, seconds: float, seed: int) -> None:
     await asyncio.gather(*bots, return_exceptions=True)
 
 
-async def prepare(db: str) -> None:
+async def prepare(db: str, keys: Path) -> None:
+    generate_key_pair(keys, "checkpoint.key", "checkpoint.pub")
     store = await Store.open(db)
     try:
-        for name in PLAYERS:
+        await store.save_table("A1", "hybrid", {}, {})
+        await store.save_table("C1", "classic", {}, {})
+        for index, name in enumerate(PLAYERS):
             await store.ensure_account(name, "player", name)
-            await store.fund(name, CREDIT)
-            await store.issue_token("player", name, f"tok-{name}")
+            await store.fund(name, CREDIT, actor=CAGE)
+            await creds.issue(store, "player", name, by=SETUP, token=f"tok-{name}")
+            await register_terminal(
+                store,
+                f"EWT-{index}",
+                "A1" if index % 2 else "C1",
+                by=SETUP,
+                key=f"key-EWT-{index}",
+            )
     finally:
         await store.close()
 
 
-async def account_for_everything(db: str) -> dict[str, int]:
-    """Check every invariant; return counts of rounds by status."""
+async def account_for_everything(db: str, keys: Path, *, strict: bool = False) -> dict[str, int]:
+    """Check every invariant (and the signed checkpoints: after a clean stop, ``strict``,
+    every event is signed); return counts of rounds by status."""
     store = await Store.open(db, migrate=False)
     try:
         assert await store.ledger_check() == []
-        assert await store.verify_log() == []
+        report = await verify(
+            store,
+            public_keys=[load_public_key(keys / "checkpoint.pub")],
+            checkpoint_file=keys / "checkpoints.jsonl",
+            strict=strict,
+        )
+        assert report.problems == []
+        assert report.checkpoints > 0
         balances = await store.accounts()
         expected = dict.fromkeys(PLAYERS, CREDIT)
         escrow_expected: dict[str, int] = defaultdict(int)
@@ -176,7 +209,8 @@ def test_sigkill_at_random_points_loses_no_wager_and_no_cent(
     cycles = 7 if backend.name == "sqlite" else 4
     tables = tmp_path / "tables.toml"
     tables.write_text(TABLES)
-    asyncio.run(prepare(db))
+    keys = tmp_path / "keys"
+    asyncio.run(prepare(db, keys))
     chooser = random.Random(2026)
     kills = 0
     for cycle in range(cycles):
@@ -188,7 +222,7 @@ def test_sigkill_at_random_points_loses_no_wager_and_no_cent(
             os.kill(server.pid, signal.SIGKILL)
             server.wait()
             kills += 1
-        asyncio.run(account_for_everything(db))
+        asyncio.run(account_for_everything(db, keys))
     # one more start: the open rounds are resumed (A1) or voided (C1) and everything balances
     port = free_port()
     server = start_server(db, tables, port)
@@ -197,7 +231,7 @@ def test_sigkill_at_random_points_loses_no_wager_and_no_cent(
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=20)
-    statuses: dict[str, Any] = asyncio.run(account_for_everything(db))
+    statuses: dict[str, Any] = asyncio.run(account_for_everything(db, keys, strict=True))
     assert kills == cycles
     assert statuses.get("complete", 0) >= 10
     assert statuses.get("voided", 0) >= 1  # C1's policy voided a round a kill interrupted

@@ -23,8 +23,8 @@ def audit_kinds(client: Any, kit: Any) -> list[str]:
     return [a["kind"] for a in client.get("/api/audit", headers=kit.auth("super")).json()]
 
 
-def test_protocol_version_is_1() -> None:
-    assert PROTOCOL_VERSION == 1
+def test_protocol_version_is_2_since_a_player_hello_proves_its_terminal() -> None:
+    assert PROTOCOL_VERSION == 2
 
 
 def test_malformed_json_closes_the_socket_with_1003(make_client: Any, kit: Any) -> None:
@@ -51,7 +51,9 @@ def test_a_message_that_is_not_a_protocol_message_closes_with_1003(
 def test_an_unknown_token_is_refused(make_client: Any, kit: Any) -> None:
     client = make_client([kit.hybrid_table()])
     with client.websocket_connect("/ws") as socket:
-        socket.send_json({"type": "hello", "protocol": 1, "token": "stolen", "terminal": "X"})
+        socket.send_json({"type": "hello", "protocol": 2, "token": "stolen", "terminal": "X"})
+        refused = socket.receive_json()
+        assert (refused["type"], refused["code"]) == ("error", "auth")
         with pytest.raises(WebSocketDisconnect) as closed:
             socket.receive_json()
         assert closed.value.code == 1008

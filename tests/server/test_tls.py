@@ -99,6 +99,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             "-c",
             "from tablejack.cli import main; main()",
             "serve",
+            "--unsigned",
             "--demo",
             "--db",
             str(directory / "demo.sqlite"),
@@ -157,7 +158,7 @@ def test_605a_tls_https_serves_the_api_and_prints_https_urls(server: Server) -> 
         connection.request("GET", "/api/protocol")
         response = connection.getresponse()
         assert response.status == 200
-        assert json.loads(response.read()) == {"version": 1, "websocket": "/ws"}
+        assert json.loads(response.read()) == {"version": 2, "websocket": "/ws"}
         connection.request("GET", "/static/terminal.html")
         page = connection.getresponse()
         assert page.status == 200
@@ -172,9 +173,24 @@ def test_605a_tls_https_serves_the_api_and_prints_https_urls(server: Server) -> 
 
 def test_605a_tls_a_terminal_says_hello_over_wss(server: Server) -> None:
     with connect(f"wss://127.0.0.1:{server.port}/ws", ssl=server.trust, open_timeout=5) as ws:
-        ws.send(json.dumps({"type": "hello", "protocol": 1, "token": "demo-ann", "terminal": "T1"}))
+        ws.send(
+            json.dumps(
+                {
+                    "type": "hello",
+                    "protocol": 2,
+                    "token": "demo-ann",
+                    "terminal": "A1-EWT1",
+                    "terminal_key": "demo-key-A1-EWT1",
+                }
+            )
+        )
         welcome = json.loads(ws.recv(timeout=5))
-    assert (welcome["type"], welcome["role"], welcome["subject"]) == ("welcome", "player", "ann")
+    assert (welcome["type"], welcome["role"], welcome["subject"], welcome["terminal"]) == (
+        "welcome",
+        "player",
+        "ann",
+        "A1-EWT1",
+    )
 
 
 def test_605a_tls_plain_http_to_the_tls_port_gets_nothing(server: Server) -> None:
@@ -313,7 +329,9 @@ def test_605a_tls_a_bad_configuration_refuses_to_start(
 ) -> None:
     names = {**{k: str(v) for k, v in files.items()}, "missing": str(tmp_path / "none.pem")}
     result = runner.invoke(
-        app, ["serve", "--db", str(tmp_path / "x.sqlite")] + [a.format(**names) for a in args]
+        app,
+        ["serve", "--unsigned", "--db", str(tmp_path / "x.sqlite")]
+        + [a.format(**names) for a in args],
     )
     assert result.exit_code == 2
     assert message in result.output
@@ -329,6 +347,7 @@ def test_605a_tls_the_real_process_exits_non_zero_on_half_a_configuration(
             "-c",
             "from tablejack.cli import main; main()",
             "serve",
+            "--unsigned",
             "--port",
             str(free_port()),
             "--tls-cert",
@@ -356,7 +375,16 @@ def test_605a_tls_the_tables_file_server_section_configures_tls(
     )
     result = runner.invoke(
         app,
-        ["serve", "--db", str(tmp_path / "x.sqlite"), "--tables", str(tables), "--port", "8443"],
+        [
+            "serve",
+            "--unsigned",
+            "--db",
+            str(tmp_path / "x.sqlite"),
+            "--tables",
+            str(tables),
+            "--port",
+            "8443",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[:2] == [
@@ -365,11 +393,11 @@ def test_605a_tls_the_tables_file_server_section_configures_tls(
     ]
     assert (calls[0]["ssl_certfile"], calls[0]["ssl_keyfile"]) == (files["cert"], files["key"])
     tables.write_text(f'[server]\ntls_key = "{files["key"].name}"\n')
-    half = runner.invoke(app, ["serve", "--tables", str(tables)])
+    half = runner.invoke(app, ["serve", "--unsigned", "--tables", str(tables)])
     assert half.exit_code == 2
     assert "only --tls-key was given" in half.output
     tables.write_text('[server]\ntls_certificate = "x.pem"\n')
-    unknown = runner.invoke(app, ["serve", "--tables", str(tables)])
+    unknown = runner.invoke(app, ["serve", "--unsigned", "--tables", str(tables)])
     assert unknown.exit_code == 2
     assert "unknown [server] key(s) tls_certificate" in unknown.output
 
@@ -380,8 +408,10 @@ def test_605a_tls_plain_http_on_a_network_address_is_warned(
     import uvicorn
 
     monkeypatch.setattr(uvicorn, "run", lambda application, **options: None)
-    result = runner.invoke(app, ["serve", "--db", str(tmp_path / "x.sqlite"), "--host", "0.0.0.0"])
+    result = runner.invoke(
+        app, ["serve", "--unsigned", "--db", str(tmp_path / "x.sqlite"), "--host", "0.0.0.0"]
+    )
     assert result.exit_code == 0, result.output
     assert "WARNING: plain HTTP on a network address" in result.output
-    local = runner.invoke(app, ["serve", "--db", str(tmp_path / "x.sqlite")])
-    assert "WARNING" not in local.output
+    local = runner.invoke(app, ["serve", "--unsigned", "--db", str(tmp_path / "x.sqlite")])
+    assert "plain HTTP" not in local.output

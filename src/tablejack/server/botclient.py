@@ -61,6 +61,7 @@ async def run_bot(
     table: str,
     position: int,
     *,
+    terminal_key: str,
     stop: asyncio.Event,
     timings: Timings | None = None,
     amount: int = 1000,
@@ -68,7 +69,8 @@ async def run_bot(
     reconnect: bool = False,
     buzzer_beater: bool = False,
 ) -> None:
-    """Play until ``stop`` is set (reconnecting after a dropped connection if asked)."""
+    """Play until ``stop`` is set (reconnecting after a dropped connection if asked), signed in
+    at ``terminal`` with its device credential ``terminal_key``."""
     from websockets.asyncio.client import connect
     from websockets.exceptions import WebSocketException
 
@@ -79,7 +81,13 @@ async def run_bot(
             async with connect(url, open_timeout=5, max_queue=None) as socket:
                 await socket.send(
                     json.dumps(
-                        {"type": "hello", "protocol": 1, "token": token, "terminal": terminal}
+                        {
+                            "type": "hello",
+                            "protocol": 2,
+                            "token": token,
+                            "terminal": terminal,
+                            "terminal_key": terminal_key,
+                        }
                     )
                 )
                 await socket.send(

@@ -111,7 +111,7 @@ def register(app: typer.Typer) -> None:
         manifest_public_key = manifest_public_key or settings.get("manifest_public_key")
         checkpoint_key = checkpoint_key or settings.get("checkpoint_key")
         checkpoint_log = checkpoint_log or settings.get("checkpoint_log")
-        if checkpoint_key is None and demo:
+        if checkpoint_key is None and demo and not unsigned:
             checkpoint_key = _demo_key(Path(db))
         if checkpoint_key is None and not unsigned:
             typer.echo(
@@ -247,8 +247,11 @@ def register(app: typer.Typer) -> None:
         else:
             for problem in report.problems:
                 typer.echo(f"PROBLEM {problem}")
-            for line in report.pending if not report.problems else []:
-                typer.echo(f"pending {line}")
+            if report.pending and not report.problems:
+                typer.echo(
+                    f"note: {len(report.pending)} stream(s) hold events no signed checkpoint "
+                    "covers yet (--strict lists them as problems)"
+                )
             for note in report.notes:
                 typer.echo(f"note: {note}")
             if report.ok:

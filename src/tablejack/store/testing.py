@@ -20,7 +20,7 @@ from sqlalchemy import text
 
 from tablejack.store.db import Store
 
-__all__ = ["Backend", "GUARDED", "drop_guards", "postgres_available", "postgres_url"]
+__all__ = ["GUARDED", "Backend", "drop_guards", "postgres_available", "postgres_url"]
 
 GUARDED = ("events", "ledger_entries", "checkpoints", "checkpoint_heads", "accounts")
 """The tables whose triggers keep them append-only or hold the policy's invariants."""
