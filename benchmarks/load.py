@@ -41,6 +41,10 @@ from typing import Any
 
 from tablejack.server.botclient import Timings, run_bot
 from tablejack.store import Store
+from tablejack.store import credentials as creds
+from tablejack.store.keys import generate_key_pair
+from tablejack.store.policy import Actor, Role
+from tablejack.store.vouchers import register_terminal
 
 
 def rss_mb(pid: int) -> float:
@@ -89,16 +93,28 @@ def soak_report(memory: list[float]) -> dict[str, object]:
     }
 
 
+SETUP = Actor(Role.OPERATOR, "load set-up")
+CAGE = Actor(Role.CASHIER, "load cage")
+
+
 async def prepare(db: str, tables: int, terminals: int) -> list[tuple[str, str]]:
+    """Players with credit and tokens, and every bot's terminal registered at its table with
+    its device credential (``key-EWT-<index>``)."""
     store = await Store.open(db)
     players = []
     try:
         for table in range(tables):
+            await store.save_table(f"T{table:03d}", "hybrid", {}, {})
             for seat in range(terminals):
                 name = f"p{table:03d}x{seat:02d}"
+                index = table * terminals + seat
                 await store.ensure_account(name, "player", name)
-                await store.fund(name, 10_000_000, "load credit")
-                players.append((name, await store.issue_token("player", name, f"tok-{name}")))
+                await store.fund(name, 10_000_000, "load credit", actor=CAGE)
+                issued = await creds.issue(store, "player", name, by=SETUP, token=f"tok-{name}")
+                await register_terminal(
+                    store, f"EWT-{index:04d}", f"T{table:03d}", by=SETUP, key=f"key-EWT-{index:04d}"
+                )
+                players.append((name, issued.token))
     finally:
         await store.close()
     return players
@@ -156,6 +172,7 @@ async def _play_group(
                 f"EWT-{index:04d}",
                 f"T{index // terminals:03d}",
                 index % 3 + 1,
+                terminal_key=f"key-EWT-{index:04d}",
                 stop=stop,
                 timings=timings,
                 seed=index,
@@ -204,6 +221,12 @@ async def main() -> None:
         help="a soak run of this many seconds: the server's RSS over time and whether it is flat",
     )
     parser.add_argument(
+        "--unsigned",
+        action="store_true",
+        help="run the server without signed checkpoints (by default it signs them, as a floor "
+        "does)",
+    )
+    parser.add_argument(
         "--bot-processes",
         type=int,
         default=2,
@@ -234,6 +257,9 @@ async def main() -> None:
         db = f"{db}?schema={schema}"
     setup_started = time.perf_counter()
     players = await prepare(db, args.tables, args.terminals)
+    keys = None
+    if not args.unsigned:
+        keys, _ = generate_key_pair(work / "keys", "checkpoint.key", "checkpoint.pub")
     tables_file = work / "tables.toml"
     lines = []
     for table in range(args.tables):
@@ -267,6 +293,7 @@ async def main() -> None:
             str(tables_file),
             "--batch-ms",
             str(args.batch_ms),
+            *(["--checkpoint-key", str(keys)] if keys is not None else ["--unsigned"]),
         ],
         stdout=subprocess.DEVNULL,
     )

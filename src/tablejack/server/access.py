@@ -11,12 +11,20 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
+from pydantic import BaseModel, ConfigDict
 
 from tablejack.server.auth import Principal, bearer
 from tablejack.server.floor import Floor
 from tablejack.store.policy import PERMISSIONS, Role
 
-__all__ = ["Who", "floor_of", "identity", "need", "refuse"]
+__all__ = ["Strict", "Who", "floor_of", "identity", "need", "refuse"]
+
+
+class Strict(BaseModel):
+    """A request body: a field it does not define is refused (422), never ignored — a request
+    cannot, say, name the account a movement should touch."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 def floor_of(request: Request) -> Floor:

@@ -151,7 +151,6 @@ def create_app(
         app.state.floor = floor
         if checkpoints is not None:
             checkpointer = Checkpointer(store, key, checkpoints.file)
-            await start_checkpoint(floor, checkpointer)
         app.state.checkpointer = checkpointer
         floor.auth.start()
         await floor.refresh_balances()
@@ -160,6 +159,8 @@ def create_app(
         await floor.load_stored_tables(skip=[c.id for c in tables or []])
         if setup is not None:
             await setup(floor)
+        if checkpointer is not None:  # the tail of a crash, the set-up: signed before play
+            await start_checkpoint(floor, checkpointer)
         listener = None
         if reader_port is not None:
             from tablejack.server.reader import start_reader_listener

@@ -15,10 +15,10 @@ import math
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from tablejack.server import protections as guard
-from tablejack.server.access import Who, floor_of, need, refuse
+from tablejack.server.access import Strict, Who, floor_of, need, refuse
 from tablejack.server.auth import Principal
 from tablejack.server.floor import Floor
 from tablejack.server.tilts import refresh_terminals
@@ -32,26 +32,26 @@ EWTS_PER_TABLE = 5
 TERMINAL = r"^[A-Za-z0-9_.:-]{1,58}$"
 
 
-class BillIn(BaseModel):
+class BillIn(Strict):
     """A bill accepted by the validator of the terminal the player is signed in at."""
 
     amount: int = Field(gt=0)
 
 
-class CashOut(BaseModel):
+class CashOut(Strict):
     """Cash out at the terminal the player is signed in at: all the credit (no amount) or
     part of it."""
 
     amount: int | None = Field(default=None, gt=0)
 
 
-class VoucherIn(BaseModel):
+class VoucherIn(Strict):
     """A voucher inserted at the terminal the player is signed in at."""
 
     code: str = Field(min_length=1, max_length=40)
 
 
-class HandPay(BaseModel):
+class HandPay(Strict):
     """An attendant's hand pay."""
 
     account: str = Field(min_length=1, max_length=64)
@@ -61,7 +61,7 @@ class HandPay(BaseModel):
     reason: str = Field(default="", max_length=200)
 
 
-class TerminalBody(BaseModel):
+class TerminalBody(Strict):
     """Register, move or retire an EWT; bind it to a position (seat games); ``credential``: a
     new device credential for a terminal already registered (the old one is revoked)."""
 
@@ -72,14 +72,14 @@ class TerminalBody(BaseModel):
     credential: bool = False
 
 
-class SettingBody(BaseModel):
+class SettingBody(Strict):
     """One floor setting."""
 
     key: str = Field(min_length=1, max_length=64)
     value: Any
 
 
-class ClearBody(BaseModel):
+class ClearBody(Strict):
     """An authorised meter clear."""
 
     scope: str = Field(pattern=r"^(terminal|table|floor)$")
@@ -87,7 +87,7 @@ class ClearBody(BaseModel):
     reason: str = Field(min_length=1, max_length=200)
 
 
-class LimitsBody(BaseModel):
+class LimitsBody(Strict):
     """A player's limits per gaming day; a field left out is unchanged, null removes it."""
 
     loss_limit: int | None = Field(default=None, gt=0)
@@ -95,13 +95,13 @@ class LimitsBody(BaseModel):
     time_limit_s: int | None = Field(default=None, gt=0)
 
 
-class ExclusionBody(BaseModel):
+class ExclusionBody(Strict):
     """A self-exclusion of ``days`` from now."""
 
     days: int = Field(ge=1, le=36500)
 
 
-class TipBody(BaseModel):
+class TipBody(Strict):
     """A tip to the dealer from the game account of the player signed in at a terminal; the
     amount is checked by the store (whole positive cents), so a bad one is refused and
     audited."""
@@ -110,7 +110,7 @@ class TipBody(BaseModel):
     amount: Any
 
 
-class TiltBody(BaseModel):
+class TiltBody(Strict):
     """A tilt (lock) or its clear: a reason code and words."""
 
     code: str = Field(min_length=1, max_length=32)

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request, Response
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from tablejack.server.access import Who, floor_of, need, refuse
+from tablejack.server.access import Strict, Who, floor_of, need, refuse
 from tablejack.server.auth import DEVICE_COOKIE, SESSION_COOKIE, AuthRefusedError
 from tablejack.server.floor import Floor
 from tablejack.store import StoreError
@@ -91,7 +91,7 @@ async def run_checkpoints(
             log.exception("a checkpoint failed; the next one covers what it missed")
 
 
-class SignIn(BaseModel):
+class SignIn(Strict):
     """A sign-in: the person's token, and for a player the terminal (unless this browser is an
     enrolled terminal)."""
 
@@ -100,14 +100,14 @@ class SignIn(BaseModel):
     terminal_key: str | None = Field(default=None, min_length=1, max_length=128)
 
 
-class Enrol(BaseModel):
+class Enrol(Strict):
     """A browser becomes a registered terminal."""
 
     terminal: str = Field(pattern=NAME)
     terminal_key: str = Field(min_length=1, max_length=128)
 
 
-class TokenBody(BaseModel):
+class TokenBody(Strict):
     """A credential to issue."""
 
     role: str = Field(pattern=r"^(player|dealer|supervisor|cashier|operator)$")
@@ -116,21 +116,21 @@ class TokenBody(BaseModel):
     label: str = Field(default="", max_length=64, pattern=r"^[^\x00-\x1f\x7f]*$")
 
 
-class AccountBody(BaseModel):
+class AccountBody(Strict):
     """A player's game account to open at the cage."""
 
     player: str = Field(pattern=r"^[A-Za-z0-9_.@-]{1,64}$")
     name: str = Field(default="", max_length=128, pattern=r"^[^\x00-\x1f\x7f]*$")
 
 
-class CreditBody(BaseModel):
+class CreditBody(Strict):
     """Credit sold at the cage for cash."""
 
     account: str = Field(pattern=r"^[A-Za-z0-9_.@:-]{1,64}$")
     amount: int = Field(gt=0, le=10**11)
 
 
-class VoucherBody(BaseModel):
+class VoucherBody(Strict):
     """A voucher presented at the cage."""
 
     code: str = Field(min_length=1, max_length=40, pattern=r"^[0-9 -]+$")

@@ -217,7 +217,7 @@ class Checkpoint(Base):
     reason: Mapped[str] = mapped_column(String(24))
     statement: Mapped[str] = mapped_column(Text)
     signature: Mapped[str] = mapped_column(String(128))
-    key_id: Mapped[str] = mapped_column(String(32))
+    key_id: Mapped[str] = mapped_column(String(64))
 
 
 class CheckpointHead(Base):

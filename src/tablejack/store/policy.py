@@ -16,7 +16,7 @@ single row can hold (a player account never below zero …). ``verify-log`` chec
 >>> check_posting(Transfer("vouchers", "ann", 1000, "jackpot"), Actor(Role.DEALER, "dana"))
 Traceback (most recent call last):
 ...
-tablejack.store.policy.PolicyError: A jackpot hand pay (player → cage) may be started by a cashier or supervisor, not by a dealer (PA 605a.4(d)).
+tablejack.store.policy.PolicyError: A jackpot hand pay (player → cage) may be started by a supervisor or cashier, not by a dealer (PA 605a.4(d)).
 """
 
 from __future__ import annotations
@@ -397,6 +397,10 @@ def allowed(role: str, operation: str) -> bool:
     return role in {r.value for r in PERMISSIONS[operation]}
 
 
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def _names(roles: frozenset[Role]) -> str:
     ordered = [r.value for r in Role if r in roles]
     return ordered[0] if len(ordered) == 1 else ", ".join(ordered[:-1]) + " or " + ordered[-1]
@@ -418,11 +422,11 @@ def check_posting(
         )
     clause = rule.rule
     if actor is None:
-        raise PolicyError(f"A {rule.what} needs an actor who starts it ({clause}).", clause)
+        raise PolicyError(f"{_cap(rule.what)} needs an actor who starts it ({clause}).", clause)
     if actor.role not in rule.roles:
         raise PolicyError(
-            f"A {rule.what} ({rule.sides()}) may be started by a {_names(rule.roles)}, not by "
-            f"a {actor.role.value} ({clause}).",
+            f"{_cap(rule.what)} ({rule.sides()}) may be started by a {_names(rule.roles)}, not "
+            f"by a {actor.role.value} ({clause}).",
             clause,
             "role",
         )
@@ -433,7 +437,7 @@ def check_posting(
         named = account_kind_of(account)
         if named is not wanted:
             raise PolicyError(
-                f"A {rule.what} moves money {rule.sides()}; {account[:70]!r} is not a "
+                f"{_cap(rule.what)} moves money {rule.sides()}; {account[:70]!r} is not a "
                 f"{wanted.value} account ({side} side; {clause}).",
                 clause,
                 "account",
@@ -455,14 +459,14 @@ def check_posting(
         owner = requested_by if actor.role is Role.TABLE else actor.subject
         if player != owner:
             raise PolicyError(
-                f"A {rule.what} moves only the requester's own account: {player!r} is not "
+                f"{_cap(rule.what)} moves only the requester's own account: {player!r} is not "
                 f"{owner or 'the requester'!r} ({clause}).",
                 clause,
                 "account",
             )
     if rule.at_terminal and actor.role is Role.PLAYER and not actor.terminal:
         raise PolicyError(
-            f"A player starts a {rule.what} only from an authenticated terminal ({clause}).",
+            f"A player starts {rule.what} only from an authenticated terminal ({clause}).",
             clause,
             "terminal",
         )

@@ -742,7 +742,13 @@ class _Verification:
     ) -> None:
         problems = self.report.problems
         if not path.exists():
-            problems.append(f"{path}: the checkpoint file does not exist")
+            if by_number:
+                problems.append(
+                    f"{path}: the checkpoint file does not exist, the database holds "
+                    f"{len(by_number)} checkpoints"
+                )
+            else:
+                self.report.notes.append(f"{path}: no checkpoint file yet")
             return
         held, bad = read_checkpoint_file(path)
         problems.extend(bad)

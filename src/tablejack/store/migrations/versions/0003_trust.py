@@ -207,7 +207,7 @@ def upgrade() -> None:
         sa.Column("reason", sa.String(24), nullable=False),
         sa.Column("statement", sa.Text(), nullable=False),
         sa.Column("signature", sa.String(128), nullable=False),
-        sa.Column("key_id", sa.String(32), nullable=False),
+        sa.Column("key_id", sa.String(64), nullable=False),
         sa.PrimaryKeyConstraint("number", name="pk_checkpoints"),
     )
     op.create_table(
