@@ -229,15 +229,16 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
 
 @pytest.fixture
 def floor(backend: Backend, tmp_path: Path) -> Iterator[Floorkit]:
-    """A running floor on ``backend``: table A1 (version A, a stacked shoe), signed checkpoints
+    """A running floor on ``backend``: tables A1 (version A, a stacked shoe) and A2, signed checkpoints
     (every 0.2 s and at shutdown) appended to a file beside the key."""
     keys = tmp_path / "keys"
     generate_key_pair(keys, "checkpoint.key", "checkpoint.pub")
     rules = HybridRules(countdown_seconds=1)
     table = TableConfig("A1", rules, automated=False, require_procedures=False, cards=ORDER)
+    other = TableConfig("A2", rules, automated=False, require_procedures=False, seed=2)
     app = create_app(
         backend.server_url,
-        tables=[table],
+        tables=[table, other],
         setup=setup_floor,
         checkpoints=CheckpointSettings(keys / "checkpoint.key", keys / "checkpoints.jsonl", 0.2),
     )
