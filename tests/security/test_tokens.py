@@ -290,3 +290,30 @@ def test_605a4d_each_staff_role_has_the_least_privilege(floor: Floorkit, role: s
             assert answer.json()["detail"]["code"] == "role"
     if role in ("dealer", "operator"):  # neither moves money at all
         assert floor.balances() == before
+
+
+def test_a_session_does_not_open_another(floor: Floorkit) -> None:
+    session = floor.session("ann")["Authorization"][7:]
+    again = floor.client.post(
+        "/api/session",
+        json={"token": session, "terminal": "EWT-1", "terminal_key": "key-EWT-1"},
+    )
+    assert again.status_code == 401
+
+
+def test_another_site_cannot_ride_the_session_cookie(floor: Floorkit) -> None:
+    """Cross-site request forgery and cross-site WebSocket hijacking: a request or a socket
+    carrying the session cookie from a page of another origin is refused (the cookie is also
+    SameSite=Strict, so a browser does not send it)."""
+    signed = floor.client.post("/api/session", json={"token": TOKENS["super"]})
+    assert signed.status_code == 200
+    evil = {"Origin": "https://evil.example"}
+    assert floor.client.get("/api/me").status_code == 200
+    forged = floor.client.post("/api/tables/A1/void", json={"reason": "forged"}, headers=evil)
+    assert forged.status_code == 403
+    assert forged.json()["detail"]["code"] == "origin"
+    with floor.client.websocket_connect("/ws", headers=evil) as socket:
+        socket.send_json({"type": "hello", "protocol": 2})
+        refused = socket.receive_json()
+        assert (refused["type"], refused["code"]) == ("error", "origin")
+    floor.client.cookies.clear()

@@ -9,6 +9,7 @@ imports another's routes.
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from fastapi import Depends, HTTPException, Request
 from pydantic import BaseModel, ConfigDict
@@ -63,6 +64,16 @@ async def identity(request: Request) -> Principal:
     token = bearer(request.headers, request.cookies)
     if not token:
         raise HTTPException(401, "A bearer token or a session is required.")
+    origin = request.headers.get("origin")
+    by_cookie = "authorization" not in request.headers
+    if by_cookie and origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+        raise await refuse(
+            request,
+            None,
+            "origin",
+            "A session cookie is accepted only from this server's own pages.",
+            "PA 605a.4(d)",
+        )
     found = await floor_of(request).auth.authenticate(token, fresh=True)
     if found is None:
         raise HTTPException(401, "Unknown, expired or revoked credential.")

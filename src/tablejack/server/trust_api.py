@@ -188,6 +188,15 @@ def register(app: FastAPI) -> None:
             )
         parent = await creds.lookup(floor.store, body.token)
         assert parent is not None
+        if parent.parent is not None:
+            raise await refuse(
+                request,
+                principal,
+                "auth",
+                "Sign in with your own token; a session does not open another.",
+                ACCESS_RULE,
+                401,
+            )
         terminal: str | None = None
         if principal.role == Role.PLAYER.value:
             terminal = principal.terminal or body.terminal
