@@ -19,45 +19,90 @@ def post(client: Any, kit: Any, path: str, who: str, **body: Any) -> Any:
     return client.post(path, json=body, headers=kit.auth(who))
 
 
+def license_view(client: Any, kit: Any, who: str = "super") -> dict[str, Any]:
+    return dict(client.get("/api/floor/license", headers=kit.auth(who)).json())
+
+
 def test_605a9b_five_ewts_count_as_one_table(make_client: Any, kit: Any) -> None:
     client = make_client([kit.hybrid_table("A1"), kit.hybrid_table("A2")])
+    secrets: dict[str, str] = {}
     for n in range(1, 7):
-        post(
+        registered = post(
             client,
             kit,
             "/api/floor/terminals",
-            "super",
+            "operator",
             terminal=f"EWT-{n}",
             table="A1" if n <= 4 else "A2",
         )
-    view = client.get("/api/floor/license", headers=kit.auth("super")).json()
+        assert registered.status_code == 200
+        answer = registered.json()
+        assert (answer["terminal"]["id"], answer["terminal"]["status"]) == (f"EWT-{n}", "active")
+        assert answer["credential"] and answer["credential_id"]  # a new EWT's device secret
+        secrets[f"EWT-{n}"] = answer["credential"]
+    view = license_view(client, kit)
     assert (view["rule"], view["active_terminals"], view["counted_tables"]) == (
         "PA 605a.9(b)",
         6,
         2,
     )
     assert view["terminals_per_table"] == {"A1": 4, "A2": 2}
+    assert license_view(client, kit, "operator") == view
     retired = post(
-        client, kit, "/api/floor/terminals", "super", terminal="EWT-6", table="A2", status="retired"
+        client,
+        kit,
+        "/api/floor/terminals",
+        "operator",
+        terminal="EWT-6",
+        table="A2",
+        status="retired",
     ).json()
-    assert (retired["active_terminals"], retired["counted_tables"]) == (5, 1)
-    post(client, kit, "/api/floor/terminals", "super", terminal="EWT-6", table="A2")
-    client.put(
-        "/api/floor/settings",
-        json={"key": "license_rounding", "value": "down"},
-        headers=kit.auth("super"),
-    )
-    assert client.get("/api/floor/license", headers=kit.auth("super")).json()["counted_tables"] == 1
-    assert client.get("/api/floor/license", headers=kit.auth("ann")).status_code == 403
+    assert (retired["terminal"]["status"], retired["credential"]) == ("retired", None)
+    view = license_view(client, kit)
+    assert (view["active_terminals"], view["counted_tables"]) == (5, 1)
+    back = post(
+        client,
+        kit,
+        "/api/floor/terminals",
+        "operator",
+        terminal="EWT-6",
+        table="A2",
+        credential=True,
+    ).json()
+    assert back["credential"] not in (None, secrets["EWT-6"])  # retiring revoked the old one
+    for key, status in ((secrets["EWT-6"], 403), (back["credential"], 200)):
+        signed_in = client.post(
+            "/api/session",
+            json={"token": kit.tokens["ann"], "terminal": "EWT-6", "terminal_key": key},
+        )
+        client.cookies.clear()
+        assert signed_in.status_code == status
+    assert license_view(client, kit)["counted_tables"] == 2
+    # the rounding is the operator's floor setting; a supervisor may not change it
+    rounding = {"key": "license_rounding", "value": "down"}
+    by_super = client.put("/api/floor/settings", json=rounding, headers=kit.auth("super"))
+    assert (by_super.status_code, by_super.json()["detail"]["rule"]) == (403, "role: operator")
+    assert license_view(client, kit)["counted_tables"] == 2
+    client.put("/api/floor/settings", json=rounding, headers=kit.auth("operator"))
+    assert license_view(client, kit)["counted_tables"] == 1
+    for who in ("ann", "dealer", "cashier"):
+        assert client.get("/api/floor/license", headers=kit.auth(who)).status_code == 403
+    # registering a terminal is the operator's: neither a dealer nor a supervisor may
+    for who, subject in (("dealer", "dana"), ("super", "sam")):
+        refused = post(client, kit, "/api/floor/terminals", who, terminal="EWT-7", table="A1")
+        assert (refused.status_code, refused.json()["detail"]["rule"]) == (403, "role: operator")
+        entry = client.get("/api/audit", headers=kit.auth("super")).json()[0]
+        assert (entry["kind"], entry["actor"]) == ("role", subject)
     assert (
         post(
-            client, kit, "/api/floor/terminals", "dealer", terminal="EWT-7", table="A1"
+            client, kit, "/api/floor/terminals", "operator", terminal="EWT-7", table="Z9"
         ).status_code
-        == 403
-    )
-    assert (
-        post(client, kit, "/api/floor/terminals", "super", terminal="EWT-7", table="Z9").status_code
         == 404
+    )
+    view = license_view(client, kit)
+    assert (view["active_terminals"], [t["id"] for t in view["terminals"]]) == (
+        6,
+        [f"EWT-{n}" for n in range(1, 7)],
     )
 
 

@@ -28,38 +28,31 @@ def post(client: Any, kit: Any, path: str, who: str, **body: Any) -> Any:
 
 
 def floor_activity(client: Any, kit: Any) -> None:
-    """The round of the kit (ann at EWT-1, bob at EWT-2), then buy-ins, a voucher out at
-    EWT-2 redeemed at EWT-1, and two hand pays."""
-    for terminal in ("EWT-1", "EWT-2"):
-        post(client, kit, "/api/floor/terminals", "super", terminal=terminal, table="A1")
-    kit.play_round(client)
-    post(
-        client, kit, "/api/floor/bill-in", "dealer", account="cat", terminal="EWT-2", amount=10_000
-    )
-    code = post(client, kit, "/api/floor/cash-out", "cat", terminal="EWT-2", amount=3000).json()[
-        "validation_code"
-    ]
-    post(client, kit, "/api/floor/voucher-in", "ann", terminal="EWT-1", code=code)
-    post(
-        client,
-        kit,
-        "/api/floor/hand-pay",
-        "dealer",
-        account="ann",
-        terminal="EWT-1",
-        amount=5000,
-        kind="jackpot",
-    )
-    post(
-        client,
-        kit,
-        "/api/floor/hand-pay",
-        "dealer",
-        account="bob",
-        terminal="EWT-2",
-        amount=2000,
-        kind="cancelled_credit",
-    )
+    """The round of the kit (ann at EWT-1, bob at EWT-2), then a bill in and a voucher out by
+    cat signed in at EWT-2, the voucher redeemed by ann signed in at EWT-1, and two hand pays
+    by the cage."""
+    kit.play_round(client)  # registers EWT-1 and EWT-2 at A1
+    cat = kit.session(client, "cat", "EWT-2", "A1")
+    ann = kit.session(client, "ann", "EWT-1", "A1")
+    assert client.post("/api/floor/bill-in", json={"amount": 10_000}, headers=cat).is_success
+    out = client.post("/api/floor/cash-out", json={"amount": 3000}, headers=cat)
+    code = out.json()["validation_code"]
+    assert client.post("/api/floor/voucher-in", json={"code": code}, headers=ann).is_success
+    for account, terminal, amount, kind in (
+        ("ann", "EWT-1", 5000, "jackpot"),
+        ("bob", "EWT-2", 2000, "cancelled_credit"),
+    ):
+        paid = post(
+            client,
+            kit,
+            "/api/floor/hand-pay",
+            "cashier",
+            account=account,
+            terminal=terminal,
+            amount=amount,
+            kind=kind,
+        )
+        assert paid.is_success, paid.text
 
 
 def counters(meter: dict[str, Any]) -> dict[str, Any]:
@@ -154,8 +147,20 @@ def test_605a5d_a_refused_step_and_a_restart_leave_the_meters_as_they_were(
     first = make_client()
     floor_activity(first, kit)
     before = first.get("/api/floor/meters", headers=kit.auth("super")).json()
-    refused = post(first, kit, "/api/floor/cash-out", "cat", terminal="EWT-2", amount=10**9)
+    cat = kit.session(first, "cat", "EWT-2", "A1")
+    refused = first.post("/api/floor/cash-out", json={"amount": 10**9}, headers=cat)
     assert refused.status_code == 409
+    by_dealer = post(
+        first,
+        kit,
+        "/api/floor/hand-pay",
+        "dealer",
+        account="ann",
+        terminal="EWT-1",
+        amount=100,
+        kind="jackpot",
+    )
+    assert by_dealer.status_code == 403
     first.__exit__(None, None, None)
     second = make_client()
     assert second.get("/api/floor/meters", headers=kit.auth("super")).json() == before
@@ -186,7 +191,8 @@ def test_605a4d_only_a_supervisor_clears_meters_and_the_readings_are_kept(
     assert counters(after["terminal"]["EWT-1"]["lifetime"]) == EWT_1
     assert counters(after["table"]["A1"]) == TABLE_A1  # another scope: untouched
     # activity after the clear shows from zero
-    post(client, kit, "/api/floor/bill-in", "dealer", account="ann", terminal="EWT-1", amount=2000)
+    ann = kit.session(client, "ann", "EWT-1", "A1")
+    assert client.post("/api/floor/bill-in", json={"amount": 2000}, headers=ann).is_success
     again = client.get("/api/floor/meters", headers=kit.auth("super")).json()["terminal"]["EWT-1"]
     assert (again["bills_in"], again["vouchers_in"], again["lifetime"]["bills_in"]) == (
         2000,

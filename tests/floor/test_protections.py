@@ -12,6 +12,7 @@ import pytest
 
 from tablejack.server import protections as guard
 from tablejack.store import EventIn, Step, Store, Transfer
+from tablejack.store.policy import Actor, Role
 from tablejack.store.protections import check_wager, set_limits, usage
 from tablejack.store.testing import Backend
 from tablejack.store.vouchers import FloorRefusedError
@@ -161,17 +162,23 @@ def test_the_loss_and_time_limits_count_the_gaming_day(backend: Backend) -> None
     async def body(store: Store) -> list[Any]:
         await store.save_table("T1", "hybrid", {}, {})
         await store.ensure_account("ann", "player")
-        await store.fund("ann", 10_000)
+        await store.fund("ann", 10_000, actor=Actor(Role.CASHIER, "cleo"))
+        # the table books ann's wager (her wager event) and its loss (the settlement event)
         await store.commit(
             Step(
                 "T1-000001",
-                events=[EventIn("open", {})],
+                events=[
+                    EventIn("open", {}),
+                    EventIn("wager", {"player": "ann", "amount": 1000}, actor="ann"),
+                    EventIn("settle", {"wagers": [0]}),
+                ],
                 transfers=[
-                    Transfer("ann", "escrow:T1", 1000, "wager", 0, "blackjack"),
-                    Transfer("escrow:T1", "house:T1", 1000, "lost", 0, "blackjack lose"),
+                    Transfer("ann", "escrow:T1", 1000, "wager", 0, "blackjack", event=1),
+                    Transfer("escrow:T1", "house:T1", 1000, "lost", 0, "blackjack lose", event=2),
                 ],
                 open_round=("T1", 1, "hybrid", "round"),
                 at_us=t0,
+                actor=Actor(Role.TABLE, "T1"),
             )
         )
         out: list[Any] = [await usage(store, "ann", *day)]

@@ -242,7 +242,8 @@ def test_605a4c_serve_refuses_an_unusable_manifest_public_key(tmp_path: Path) ->
 
     not_a_key = tmp_path / "key.pem"
     not_a_key.write_text("hello\n")
-    result = runner.invoke(app, ["serve", "--manifest-public-key", str(not_a_key)])
+    # --unsigned: this test is about the manifest key, not the checkpoint key
+    result = runner.invoke(app, ["serve", "--unsigned", "--manifest-public-key", str(not_a_key)])
     assert result.exit_code == 2
     assert "is not an Ed25519 public key (PEM)" in result.output
     assert "The server did not start." in result.output

@@ -175,7 +175,8 @@ def test_605a_repeat_last_bet_refused_over_the_balance_changes_nothing(
 ) -> None:
     client = make_client()
     kit.play_round(client)
-    cashed = post(client, kit, "/api/floor/cash-out", "bob", terminal="EWT-2")
+    bob_at_ewt_2 = kit.session(client, "bob", "EWT-2", "A1")
+    cashed = client.post("/api/floor/cash-out", json={}, headers=bob_at_ewt_2)
     assert cashed.status_code == 200
     assert balance(client, kit, "bob") == 0
     second = open_round(client, kit)

@@ -57,9 +57,20 @@ def test_605a_tilt_duplicate_card_locks_round_and_void_refunds(
         # the round is locked: nothing more is dealt, decided or settled
         assert kit.read(client, "9H")[0].startswith("ERR PA 633a.14")
         assert ann.request({"type": "action", "verb": "stand"})["code"] == "halted"
-    console = kit.staff_state(client)
+
+    # both sockets closed with their wagers unsettled after wagering closed: each terminal is
+    # locked too (tilt_on_connection_loss mid_round), asynchronously, beside the table's tilt
+    def three_tilts() -> dict[str, Any] | None:
+        state: dict[str, Any] = kit.staff_state(client)
+        return state if len(state["tilts"]) == 3 else None
+
+    console = kit.eventually(three_tilts)
     assert console["status"] == "halted"
-    assert [(t["scope"], t["code"]) for t in console["tilts"]] == [("table", "card_inventory")]
+    assert sorted((t["scope"], t.get("terminal") or "", t["code"]) for t in console["tilts"]) == [
+        ("table", "", "card_inventory"),
+        ("terminal", "EWT-1", "connection_lost"),
+        ("terminal", "EWT-2", "connection_lost"),
+    ]
     recall = client.get("/api/rounds/C1-000002", headers=kit.auth("super")).json()
     assert recall["status"] == "irregular"
     assert "complete" not in [e["kind"] for e in recall["events"]]
@@ -270,35 +281,34 @@ def test_605a_tilt_connection_loss_setting_decides_when_a_terminal_is_locked(
 ) -> None:
     client = make_client([hybrid()])
 
-    def setting(value: str) -> None:
-        answer = client.put(
+    def setting(value: Any, who: str = "operator") -> Any:
+        return client.put(
             "/api/floor/settings",
             json={"key": "tilt_on_connection_loss", "value": value},
-            headers=kit.auth("super"),
+            headers=kit.auth(who),
         )
-        assert answer.status_code == 200
 
-    assert (
-        client.put(
-            "/api/floor/settings",
-            json={"key": "tilt_on_connection_loss", "value": True},
-            headers=kit.auth("super"),
-        ).status_code
-        == 409
-    )  # mid_round, always or off
+    assert setting(True).status_code == 409  # mid_round, always or off
+    # the operator's setting: a supervisor may not change it (refused, audited, unchanged)
+    by_super = setting("off", "super")
+    assert (by_super.status_code, by_super.json()["detail"]["rule"]) == (403, "role: operator")
+    entry = client.get("/api/audit", headers=kit.auth("super")).json()[0]
+    assert (entry["kind"], entry["actor"], entry["rule"]) == ("role", "sam", "role: operator")
+    settings = client.get("/api/floor/settings", headers=kit.auth("super")).json()
+    assert settings["tilt_on_connection_loss"] == "mid_round"
     kit.dealer(client, "open-round", "A1")
     with kit.connect(client, "cat", "EWT-3", "A1") as cat:  # no wager: leaving is no tilt
         cat.request({"type": "position", "position": 3})
     with kit.connect(client, "ann", "EWT-1", "A1") as ann:  # mid_round: wagering still open
         ann.request({"type": "position", "position": 1})
         assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
-    setting("always")
+    assert setting("always").status_code == 200
     with kit.connect(client, "bob", "EWT-2", "A1") as bob:  # always: from the wager on
         bob.request({"type": "position", "position": 2})
         assert bob.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
     kit.eventually(lambda: "EWT-2" in locks(client, kit))
     assert list(locks(client, kit)) == ["EWT-2"]
-    setting("off")
+    assert setting("off").status_code == 200
     with kit.connect(client, "ann", "EWT-1", "A1") as ann:
         kit.dealer(client, "close-wagering", "A1")
         ann.state(lambda m: m["view"] is not None and m["view"]["phase"] == "playing")

@@ -12,12 +12,15 @@ import pytest
 
 from tablejack.store import Store
 from tablejack.store.meters_report import day_bounds, gaming_day_of, readings
+from tablejack.store.policy import Actor, Role
 from tablejack.store.protections import lock_terminal, self_exclude, set_limits, usage
 from tablejack.store.testing import Backend
 from tablejack.store.tips import give_tip, tip_report
 from tablejack.store.vouchers import FloorRefusedError, register_terminal, set_floor_setting
 
 DAY_US = 24 * 3600 * 1_000_000
+CASHIER = Actor(Role.CASHIER, "cleo")
+OPERATOR = Actor(Role.OPERATOR, "olga")
 
 
 def post(client: Any, kit: Any, path: str, who: str, **body: Any) -> Any:
@@ -28,14 +31,25 @@ def balance(client: Any, kit: Any, player: str) -> int:
     return int(client.get("/api/me", headers=kit.auth(player)).json()["balance"])
 
 
-def setting(client: Any, kit: Any, key: str, value: Any) -> Any:
+def setting(client: Any, kit: Any, key: str, value: Any, who: str = "operator") -> Any:
     return client.put(
-        "/api/floor/settings", json={"key": key, "value": value}, headers=kit.auth("super")
+        "/api/floor/settings", json={"key": key, "value": value}, headers=kit.auth(who)
     )
 
 
-def tip(client: Any, kit: Any, who: str, amount: Any, terminal: str = "EWT-1") -> Any:
-    return post(client, kit, "/api/floor/tip", who, terminal=terminal, table="A1", amount=amount)
+def tip(
+    client: Any,
+    kit: Any,
+    who: str,
+    amount: Any,
+    terminal: str = "EWT-1",
+    table: str = "A1",
+    at: str | None = None,
+) -> Any:
+    """A tip to the dealer of ``table`` by ``who`` signed in at ``terminal`` (registered at
+    ``at``, by default ``table``)."""
+    session = kit.session(client, who, terminal, at or table)
+    return client.post("/api/floor/tip", json={"table": table, "amount": amount}, headers=session)
 
 
 def audit(client: Any, kit: Any) -> list[dict[str, Any]]:
@@ -73,20 +87,27 @@ def test_605a5d_tip_refused_while_tips_are_disabled(
     )
 
 
-def test_605a5d_tips_enabled_by_a_supervisor_only_and_audited(make_client: Any, kit: Any) -> None:
+def test_605a5d_tips_enabled_by_the_operator_only_and_audited(make_client: Any, kit: Any) -> None:
     client = make_client()
-    by_dealer = client.put(
-        "/api/floor/settings",
-        json={"key": "tips_enabled", "value": True},
-        headers=kit.auth("dealer"),
-    )
-    assert by_dealer.status_code == 403
+    for who, subject in (("dealer", "dana"), ("super", "sam")):
+        refused = setting(client, kit, "tips_enabled", True, who=who)
+        assert refused.status_code == 403
+        assert (refused.json()["detail"]["code"], refused.json()["detail"]["rule"]) == (
+            "role",
+            "role: operator",
+        )
+        entry = audit(client, kit)[0]
+        assert (entry["kind"], entry["actor"], entry["rule"]) == ("role", subject, "role: operator")
+    assert client.get("/api/floor/tip", headers=kit.auth("ann")).json()["enabled"] is False
     assert setting(client, kit, "tips_enabled", "yes").status_code == 409  # a boolean only
     assert setting(client, kit, "tip_maximum", 0).status_code == 409
     assert setting(client, kit, "tips_enabled", True).json()["tips_enabled"] is True
     assert setting(client, kit, "tip_maximum", 2500).json()["tip_maximum"] == 2500
-    kinds = [(e["kind"], e["message"]) for e in audit(client, kit)[:2]]
-    assert kinds == [("setting", "tip_maximum = 2500"), ("setting", "tips_enabled = true")]
+    kinds = [(e["kind"], e["actor"], e["message"]) for e in audit(client, kit)[:2]]
+    assert kinds == [
+        ("setting", "olga", "tip_maximum = 2500"),
+        ("setting", "olga", "tips_enabled = true"),
+    ]
     assert client.get("/api/floor/tip", headers=kit.auth("bob")).json()["maximum"] == 2500
 
 
@@ -126,8 +147,19 @@ def test_605a5d_a_tip_moves_money_from_the_player_to_the_tables_tip_account(
 
     total, problems, events = backend.run(body)
     assert (total, problems) == (0, [])
+    # the event names the ledger row it moved (the posting bound into the event)
     assert events == [
-        ("tip", {"account": "ann", "amount": 500, "terminal": "EWT-1", "table": "A1", "by": "ann"})
+        (
+            "tip",
+            {
+                "account": "ann",
+                "amount": 500,
+                "terminal": "EWT-1",
+                "table": "A1",
+                "by": "ann",
+                "postings": [["tip", "ann", "tips:A1", 500, None]],
+            },
+        )
     ]
 
 
@@ -160,7 +192,8 @@ def test_605a2d_a_tip_above_the_balance_is_refused(
 ) -> None:
     client = make_client(backend=backend)
     setting(client, kit, "tips_enabled", True)
-    post(client, kit, "/api/floor/bill-in", "dealer", account="cat", terminal="EWT-3", amount=500)
+    cat = kit.session(client, "cat", "EWT-3", "A1")
+    assert client.post("/api/floor/bill-in", json={"amount": 500}, headers=cat).status_code == 200
     refused = tip(client, kit, "cat", 600, terminal="EWT-3")
     assert refused.status_code == 409
     assert refused.json()["detail"]["code"] == "balance"
@@ -175,25 +208,36 @@ def test_605a4d_only_the_player_tips_and_only_the_table_his_terminal_serves(
 ) -> None:
     client = make_client([kit.hybrid_table("A1"), kit.hybrid_table("B2")])
     setting(client, kit, "tips_enabled", True)
-    body = {"terminal": "EWT-1", "table": "A1", "amount": 100}
+    body = {"table": "A1", "amount": 100}
     for who in ("dealer", "super"):
-        assert post(client, kit, "/api/floor/tip", who, **body).status_code == 403
-    unknown = post(client, kit, "/api/floor/tip", "ann", **dict(body, table="Z9"))
+        refused = post(client, kit, "/api/floor/tip", who, **body)
+        assert (refused.status_code, refused.json()["detail"]["rule"]) == (403, "role: player")
+    # the player's own token is not a session at a terminal: the tip has no terminal
+    plain = post(client, kit, "/api/floor/tip", "ann", **body)
+    assert (plain.status_code, plain.json()["detail"]["code"]) == (403, "terminal")
+    # nor may a body name the terminal: it is the session's
+    ann = kit.session(client, "ann", "EWT-1", "A1")
+    named = client.post("/api/floor/tip", json=dict(body, terminal="EWT-7"), headers=ann)
+    assert named.status_code == 422
+    unknown = tip(client, kit, "ann", 100, table="Z9", at="A1")
     assert unknown.status_code == 409
-    post(client, kit, "/api/floor/terminals", "super", terminal="EWT-1", table="A1")
-    post(client, kit, "/api/floor/terminals", "super", terminal="EWT-7", table="A1")
     # EWT-7 serves A1: a tip from it to another table's dealer is refused
-    wrong = post(client, kit, "/api/floor/tip", "ann", **dict(body, terminal="EWT-7", table="B2"))
+    wrong = tip(client, kit, "ann", 100, terminal="EWT-7", table="B2", at="A1")
     assert wrong.status_code == 409
     assert wrong.json()["detail"]["message"] == (
         "Terminal EWT-7 serves table A1; it cannot tip the dealer of B2."
     )
-    assert post(client, kit, "/api/floor/tip", "ann", **body).json()["balance"] == kit.credit - 100
+    assert balance(client, kit, "ann") == kit.credit
+    assert client.get("/api/accounts/tips:B2/ledger", headers=kit.auth("super")).status_code == 404
+    assert tip(client, kit, "ann", 100).json()["balance"] == kit.credit - 100
     ann_left = kit.credit - 100
     assert balance(client, kit, "ann") == ann_left
-    kinds = [e["kind"] for e in audit(client, kit)]
-    assert kinds.count("role") == 2
-    assert kinds.count("invalid") == 2
+    refusals = [(e["kind"], e["actor"], e["rule"]) for e in audit(client, kit)]
+    assert [r for r in refusals if r[0] == "role"] == [
+        ("role", "sam", "role: player"),
+        ("role", "dana", "role: player"),
+    ]
+    assert [r[:2] for r in refusals if r[0] == "invalid"] == [("invalid", "ann")] * 2
 
 
 def test_player_protection_a_self_excluded_player_may_not_tip_and_tips_count_toward_the_loss_limit(
@@ -204,18 +248,19 @@ def test_player_protection_a_self_excluded_player_may_not_tip_and_tips_count_tow
     async def body(store: Store) -> list[Any]:
         for player in ("ann", "bob"):
             await store.ensure_account(player, "player")
-            await store.fund(player, 10_000)
-        await set_floor_setting(store, "tips_enabled", True, by="sam")
+            await store.fund(player, 10_000, actor=CASHIER)
+        await set_floor_setting(store, "tips_enabled", True, by="olga")
+        ann, bob = Actor(Role.PLAYER, "ann", "EWT-1"), Actor(Role.PLAYER, "bob", "EWT-2")
         out: list[Any] = []
         await self_exclude(store, "ann", now + DAY_US, by="ann", at_us=now)
         try:
-            await give_tip(store, "ann", "EWT-1", "A1", 100, by="ann", at_us=now)
+            await give_tip(store, "A1", 100, actor=ann, at_us=now)
         except FloorRefusedError as refusal:
             out.append((refusal.code, refusal.rule))
         await set_limits(store, "bob", {"loss_limit": 1000}, by="bob", at_us=now)
-        await give_tip(store, "bob", "EWT-2", "A1", 800, by="bob", at_us=now)
+        await give_tip(store, "A1", 800, actor=bob, at_us=now)
         try:
-            await give_tip(store, "bob", "EWT-2", "A1", 201, by="bob", at_us=now)
+            await give_tip(store, "A1", 201, actor=bob, at_us=now)
         except FloorRefusedError as refusal:
             out.append((refusal.code, refusal.rule))
         day = day_bounds(gaming_day_of(now, 6), 6)
@@ -236,9 +281,7 @@ def test_605a5d_a_tip_is_not_coin_in_drop_or_win(
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
     client = make_client(backend=backend)
-    for terminal in ("EWT-1", "EWT-2"):
-        post(client, kit, "/api/floor/terminals", "super", terminal=terminal, table="A1")
-    kit.play_round(client)
+    kit.play_round(client)  # registers EWT-1 and EWT-2 at A1
     before = meters(client, kit)
     setting(client, kit, "tips_enabled", True)
     assert tip(client, kit, "ann", 700).status_code == 200
@@ -276,13 +319,11 @@ def test_605a5d_tip_meter_per_ewt_table_and_floor(
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
     client = make_client([kit.hybrid_table("A1"), kit.hybrid_table("B2")], backend=backend)
-    for terminal, table in (("EWT-1", "A1"), ("EWT-2", "A1"), ("EWT-3", "B2")):
-        post(client, kit, "/api/floor/terminals", "super", terminal=terminal, table=table)
     setting(client, kit, "tips_enabled", True)
     tip(client, kit, "ann", 500)
     tip(client, kit, "ann", 100)
     tip(client, kit, "bob", 200, terminal="EWT-2")
-    post(client, kit, "/api/floor/tip", "bob", terminal="EWT-3", table="B2", amount=1000)
+    tip(client, kit, "bob", 1000, terminal="EWT-3", table="B2")  # EWT-3 registered at B2
     read = meters(client, kit)
     found = {
         (scope, scope_id): (m["tips"], m["tips_count"], m["lifetime"]["tips"])
@@ -303,7 +344,6 @@ def test_605a5d_tip_meter_per_ewt_table_and_floor(
 def test_605a5d_tip_report_per_gaming_day(make_client: Any, backend: Backend, kit: Any) -> None:
     client = make_client(backend=backend)
     setting(client, kit, "tips_enabled", True)
-    post(client, kit, "/api/floor/terminals", "super", terminal="EWT-1", table="A1")
     tip(client, kit, "ann", 500)
     tip(client, kit, "ann", 300)
     tip(client, kit, "bob", 200, terminal="EWT-2")
@@ -379,12 +419,12 @@ def test_605a5d_a_tilted_terminal_takes_no_tip(backend: Backend) -> None:
 
     async def body(store: Store) -> tuple[str, int | None]:
         await store.ensure_account("ann", "player")
-        await store.fund("ann", 10_000)
-        await set_floor_setting(store, "tips_enabled", True, by="sam")
-        await register_terminal(store, "EWT-1", "A1", by="sam")
+        await store.fund("ann", 10_000, actor=CASHIER)
+        await set_floor_setting(store, "tips_enabled", True, by="olga")
+        await register_terminal(store, "EWT-1", "A1", by=OPERATOR)
         await lock_terminal(store, "EWT-1", "door_open", "door", by="dana", at_us=now)
         try:
-            await give_tip(store, "ann", "EWT-1", "A1", 100, by="ann", at_us=now)
+            await give_tip(store, "A1", 100, actor=Actor(Role.PLAYER, "ann", "EWT-1"), at_us=now)
         except FloorRefusedError as refusal:
             return refusal.code, await store.balance("ann")
         return "accepted", await store.balance("ann")

@@ -79,6 +79,9 @@ def test_605a2d_cash_out_moves_only_the_signed_in_players_own_account(floor: Flo
     )
     assert mine.status_code == 422  # the request cannot even name another account
     assert (floor.balances(), floor.ledger_rows()) == (before, rows)
+    audit = floor.client.get("/api/audit", headers=auth("super")).json()
+    assert ("terminal", "ann") in [(e["kind"], e["actor"]) for e in audit]
+    assert [(e["kind"], e["actor"]) for e in audit].count(("role", "dana")) == 2
     assert floor.verify().problems == []
 
 

@@ -152,17 +152,16 @@ def _booked(floor: Floor, movement: Movement) -> dict[str, Any]:
     return movement.to_json()
 
 
-def _signed_in_player(who: Principal) -> None:
-    """A game-account movement at a terminal needs a player signed in at it."""
+async def _signed_in_player(request: Request, who: Principal) -> None:
+    """A game-account movement at a terminal needs a player signed in at it (audited)."""
     if who.role != "player" or not who.terminal:
-        raise HTTPException(
-            403,
-            {
-                "code": "terminal",
-                "rule": "PA 605a.4(d)",
-                "message": "Only a player signed in at a terminal (POST /api/session) moves his "
-                "game account there.",
-            },
+        raise await refuse(
+            request,
+            who,
+            "terminal",
+            "Only a player signed in at a terminal (POST /api/session) moves his game account "
+            "there.",
+            "PA 605a.4(d)",
         )
 
 
@@ -175,7 +174,7 @@ def register(app: FastAPI) -> None:
         his game account (605a.2(d), 605a.5(c)); reported by that terminal's session only."""
         floor = floor_of(request)
         await need(request, who, "bill_in")
-        _signed_in_player(who)
+        await _signed_in_player(request, who)
         try:
             movement = await vouchers.bill_in(floor.store, body.amount, actor=who.actor())
         except FloorRefusedError as refusal:
@@ -188,7 +187,7 @@ def register(app: FastAPI) -> None:
         play (605a.5(c)); the answer carries the voucher number and its validation code."""
         floor = floor_of(request)
         await need(request, who, "cash_out")
-        _signed_in_player(who)
+        await _signed_in_player(request, who)
         try:
             movement = await vouchers.cash_out(floor.store, body.amount, actor=who.actor())
         except FloorRefusedError as refusal:
@@ -200,7 +199,7 @@ def register(app: FastAPI) -> None:
         """Redeem a voucher at the terminal the player is signed in at, once (605a.5(c))."""
         floor = floor_of(request)
         await need(request, who, "voucher_in")
-        _signed_in_player(who)
+        await _signed_in_player(request, who)
         try:
             movement = await vouchers.redeem_voucher(floor.store, body.code, actor=who.actor())
         except FloorRefusedError as refusal:
@@ -366,7 +365,7 @@ def register(app: FastAPI) -> None:
         account log."""
         floor = floor_of(request)
         await need(request, who, "tip")
-        _signed_in_player(who)
+        await _signed_in_player(request, who)
         if body.table not in floor.tables:
             raise await refuse(
                 request, who, "invalid", f"No table {body.table!r} to tip.", tips.TIP_RULE, 409

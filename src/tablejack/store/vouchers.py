@@ -181,7 +181,8 @@ async def register_terminal(
 ) -> Issued | None:
     """Register (or move, or retire with ``status="retired"``) an EWT of the floor, bound to
     ``table_id`` and (seat games) ``position``. A newly registered terminal, or one asked for
-    ``credential``, gets a new device credential (the secret is returned once; any earlier
+    ``credential``, or one brought back from retirement, gets a new device credential (the
+    secret is returned once; any earlier
     credential of the terminal is revoked; ``key``: a chosen secret, as the demo and tests
     use). Retiring revokes its credential."""
     from tablejack.store import credentials as creds
@@ -194,7 +195,9 @@ async def register_terminal(
             "invalid", f"A terminal's position is 1 to 16, not {position!r}.", CONTROL_RULE
         )
     async with store.transaction() as connection:
-        found = await connection.scalar(select(TERMINALS.c.id).where(TERMINALS.c.id == terminal))
+        found = await connection.scalar(
+            select(TERMINALS.c.status).where(TERMINALS.c.id == terminal)
+        )
         if found is None:
             await connection.execute(
                 TERMINALS.insert().values(
@@ -218,8 +221,8 @@ async def register_terminal(
         table_id=table_id,
         actor=by.subject,
     )
-    if status != "retired" and not (found is None or credential):
-        return None
+    if status != "retired" and not (found in (None, "retired") or credential):
+        return None  # (a terminal brought back from retirement gets a new credential)
     keep = None if key is None else await creds.lookup(store, key)
     for old in await creds.credentials(store, role="terminal", subject=terminal):
         if old.revoked_us is None and (keep is None or old.id != keep.id or status == "retired"):
