@@ -2,13 +2,46 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tablejack.core import ClassicRules, Shoe
 from tablejack.games.classic import ClassicRound
+from tablejack.store.testing import Backend, postgres_available
+
+# -- the databases: every store, server, floor and security test on SQLite and PostgreSQL -----
+
+_PG_REASON: list[str | None] = []
+
+
+def _pg_reason() -> str | None:
+    if not _PG_REASON:
+        _PG_REASON.append(postgres_available())
+    return _PG_REASON[0]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """A fresh database: an SQLite file, or a new PostgreSQL schema (skipped with the reason
+    when no PostgreSQL answers, unless ``CI=true``: then it fails)."""
+    if request.param == "sqlite":
+        yield Backend.sqlite(tmp_path)
+        return
+    reason = _pg_reason()
+    if reason is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI requires PostgreSQL: {reason}")
+        pytest.skip(reason)
+    chosen = Backend.postgresql()
+    try:
+        yield chosen
+    finally:
+        chosen.drop()
+
 
 # -- classic (Chapter 633a) scenarios ---------------------------------------------------------
 

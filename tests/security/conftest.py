@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from tablejack.server.table import TableConfig
 from tablejack.server.trust_api import CheckpointSettings
 from tablejack.store import Store
 from tablejack.store.keys import generate_key_pair, load_public_key
-from tablejack.store.testing import Backend, postgres_available
+from tablejack.store.testing import Backend
 from tablejack.store.verify import Report, verify
 
 with warnings.catch_warnings():
@@ -207,24 +206,6 @@ class Socketkit:
         command_id = f"c-{self.counter}"
         self.socket.send_json({**message, "id": command_id})
         return self.until(lambda m: m.get("id") == command_id and m["type"] in ("ack", "error"))
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    """A fresh database on each backend (PostgreSQL skipped without a server unless CI)."""
-    if request.param == "sqlite":
-        yield Backend.sqlite(tmp_path)
-        return
-    reason = postgres_available()
-    if reason is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI requires PostgreSQL: {reason}")
-        pytest.skip(reason)
-    chosen = Backend.postgresql()
-    try:
-        yield chosen
-    finally:
-        chosen.drop()
 
 
 @pytest.fixture

@@ -105,7 +105,7 @@ FORGED = ("123456789012345611", "99", "0000 0000 0000 0000 00", "abc")
 """Voucher codes no voucher has: good check digits but unknown, bad check digits, not digits."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Caller:
     """Who makes a REST request: the role its credential carries (``valid``: the server knows
     it and it is neither expired nor revoked at the start), its subject, and for a player's
@@ -117,6 +117,12 @@ class Caller:
     terminal: str = ""
     token: str | None = None
     valid: bool = True
+
+    def __repr__(self) -> str:
+        return f"CALLERS[{self.name!r}]"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # Hypothesis' step listing
+        printer.text(repr(self))
 
 
 CALLERS = {
@@ -314,11 +320,13 @@ class Reader:
 
 
 class Socket:
-    """A WebSocket that said hello (and joined the table when welcomed)."""
+    """A WebSocket that said hello (and joined the table when welcomed); ``opened``: every
+    socket of the example, closed at its teardown."""
 
-    def __init__(self, client: TestClient, hello: dict[str, Any]) -> None:
+    def __init__(self, client: TestClient, hello: dict[str, Any], opened: list[Socket]) -> None:
         self.manager = client.websocket_connect("/ws")
         self.socket = self.manager.__enter__()
+        opened.append(self)  # closed at teardown whatever happens (a socket left open hangs it)
         self.counter = 0
         self.closed = False
         self.socket.send_json({"type": "hello", "protocol": 2, **hello})
@@ -372,6 +380,14 @@ def set_up(ids: dict[str, str]) -> Callable[[Floor], Any]:
     async def setup(floor: Floor) -> None:
         store = floor.store
         operator = Actor(Role.OPERATOR, SET_UP)
+        # SRC BUG (worked around): Auth.refresh() — the revocation watch, every second — lists
+        # the credentials it knows, awaits the database, then forgets every credential it knows
+        # *now* that the answer does not name: one first authenticated during that await is
+        # taken for revoked and refused (401) for the life of the process. The machine met it
+        # on PostgreSQL (a valid cashier's token answered 401). The watch only takes in
+        # revocations made outside this process, and the machine makes none: it is stopped
+        # here until the race is fixed.
+        await floor.auth.stop()
         # a socket that closes never locks its terminal here: that is the tilt tests' business
         await set_floor_setting(store, "tilt_on_connection_loss", "off", by=SET_UP)
         for account, kind in (
@@ -439,6 +455,7 @@ class FloorMachine(RuleBasedStateMachine):
         self.client.__enter__()
         self.reader = Reader(self.backend)
         self.sockets: dict[str, Socket] = {}
+        self.opened: list[Socket] = []
         self.headers: dict[str, dict[str, str]] = {}
         for caller in CALLERS.values():
             if caller.role == "player" and caller.terminal:
@@ -454,7 +471,7 @@ class FloorMachine(RuleBasedStateMachine):
         assert stored == {k: (r.source.value, r.target.value) for k, r in MOVEMENTS.items()}
 
     def teardown(self) -> None:
-        for socket in self.sockets.values():
+        for socket in self.opened:
             socket.close()
         with contextlib.suppress(Exception):
             self.client.__exit__(None, None, None)
@@ -612,12 +629,13 @@ class FloorMachine(RuleBasedStateMachine):
     @rule(
         caller=callers("ann@EWT-1", "bob@EWT-2", "dan@EWT-3"),
         amount=st.none() | AMOUNTS | st.just(1_500_000),
-        decoy=st.sampled_from(["bob", "ann", "escrow:A1"]),
+        decoy=st.none() | st.sampled_from(["bob", "ann", "escrow:A1"]),
     )
-    def cash_out(self, caller: Caller, amount: int | None, decoy: str) -> None:
-        """Cash out at a terminal: a voucher for the player's own credit — an ``account`` in
-        the body names no one else's; the voucher limit holds (PA 605a.5(c))."""
-        body_ok = amount is None or amount > 0
+    def cash_out(self, caller: Caller, amount: int | None, decoy: str | None) -> None:
+        """Cash out at a terminal: a voucher for the player's own credit, within the voucher
+        limit (PA 605a.5(c)); a body that names an ``account`` is refused (422): no request
+        names the account a player's movement touches."""
+        body_ok = (amount is None or amount > 0) and decoy is None
         status = self.gate(caller, self.may(caller, "cash_out", "voucher_out"), body_ok)
         balance = self.model.balances.get(caller.subject, 0)
         wanted = balance if amount is None else amount
@@ -626,7 +644,7 @@ class FloorMachine(RuleBasedStateMachine):
             caller,
             "POST",
             "/api/floor/cash-out",
-            {"amount": amount, "account": decoy},
+            {"amount": amount} if decoy is None else {"amount": amount, "account": decoy},
             refused=status or not valid,
             postings=[("voucher_out", caller.subject, "vouchers", wanted)],
         )
@@ -812,7 +830,7 @@ class FloorMachine(RuleBasedStateMachine):
                 }
             else:
                 hello = {"token": STAFF[name][1], "terminal": f"console-{name}"}
-            socket = self.sockets[name] = Socket(self.client, hello)
+            socket = self.sockets[name] = Socket(self.client, hello, self.opened)
         return socket
 
     def round_step(
@@ -876,6 +894,8 @@ class FloorMachine(RuleBasedStateMachine):
                 }
                 assert (r.source, r.target) == route[r.kind], (what, r)
                 assert r.kind != "winnings" or r.amount <= 50 * held, (what, r)
+        if settled or refunds:
+            note(f"settled {len(settled)} wagers, refunded {len(refunds)}")
         self.move(rows)
         if self.phase() in (None, "complete"):
             assert not model.open_wagers, f"the round ended with wagers open: {model.open_wagers}"
@@ -930,8 +950,8 @@ class FloorMachine(RuleBasedStateMachine):
     ) -> None:
         if command == "open-round":
             must = "refuse" if self.in_progress(phase) else "ok"
-        elif command == "close-wagering":
-            must = "ok" if phase == "wagering" else "refuse"
+        elif command == "close-wagering":  # with at least one Blackjack Wager to deal to
+            must = "ok" if phase == "wagering" and self.model.stake else "refuse"
         else:
             must = "either" if self.in_progress(phase) else "refuse"
         self.round_step(what, act, must=must)
@@ -1049,13 +1069,42 @@ class FloorMachine(RuleBasedStateMachine):
             assert answer["code"] == "role", what
         self.unchanged(before, after, what)
 
+    @rule(data=st.data(), moves=st.integers(1, 8))
+    def advance(self, data: st.DataObject, moves: int) -> None:
+        """The round moved on by up to ``moves`` legal steps — the dealer opens, players at
+        their terminals wager, the dealer closes wagering, players decide or the dealer ends
+        the decision window — each checked like the rules above and followed by the checks of
+        every step, so that rounds are played through between the random requests."""
+        for _ in range(moves):
+            phase = self.phase()
+            model = self.model
+            able = [
+                p
+                for p in sorted(PLAYERS)
+                if p not in model.dead and p not in model.stake and model.balances[p] >= 1_000
+            ]
+            staked = sorted(p for p in model.stake if p not in model.dead)
+            if not self.in_progress(phase):
+                self.deal(CALLERS["dana"], "open-round", data.draw(st.booleans()))
+            elif phase == "wagering" and able and (not model.stake or data.draw(st.booleans())):
+                amount = data.draw(st.sampled_from([1_000, 2_500, 10_000]))
+                self.wager(data.draw(st.sampled_from(able)), "blackjack", amount)
+            elif phase == "wagering":
+                self.deal(CALLERS["dana"], "close-wagering", data.draw(st.booleans()))
+            elif staked and data.draw(st.booleans()):
+                verb = data.draw(st.sampled_from(["hit", "stand", "stand", "double"]))
+                self.decide(data.draw(st.sampled_from(staked)), verb)
+            else:
+                self.deal(CALLERS["dana"], "countdown-expired", data.draw(st.booleans()))
+            self.books_hold()
+
     @rule(attempt=st.sampled_from(sorted(BAD_HELLOS)))
     def bad_hello(self, attempt: str) -> None:
         """A hello with an expired, revoked, unknown or device credential, a player without
         his terminal's own key, a console posing as a terminal: refused, the socket closed,
         nothing changed."""
         before = self.reader.snapshot()
-        socket = Socket(self.client, BAD_HELLOS[attempt])
+        socket = Socket(self.client, BAD_HELLOS[attempt], self.opened)
         after = self.reader.snapshot()
         note(f"bad hello ({attempt}): {socket.refusal}")
         assert not socket.welcomed and socket.closed, attempt
@@ -1127,7 +1176,7 @@ class FloorMachine(RuleBasedStateMachine):
 
 MACHINE = settings(
     max_examples=8,
-    stateful_step_count=20,
+    stateful_step_count=30,
     deadline=None,
     suppress_health_check=[
         HealthCheck.too_slow,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,10 +11,11 @@ import pytest
 
 from tablejack.core.rules import ClassicRules
 from tablejack.games.hybrid_rules import HybridRules
+from tablejack.server import testing
 from tablejack.server.app import create_app
 from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
-from tablejack.store.testing import Backend, postgres_available
+from tablejack.store.testing import Backend
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -31,7 +31,6 @@ TOKENS = {
     "operator": "tok-operator",
 }
 CREDIT = 100_000
-PLAYERS = ("ann", "bob", "cat")
 
 
 def auth(who: str) -> dict[str, str]:
@@ -40,47 +39,18 @@ def auth(who: str) -> dict[str, str]:
 
 
 def terminal_key(client: Any, terminal: str, table: str) -> str:
-    """The device credential of ``terminal`` at ``table``: registered (bound to the table) by
-    the operator the first time a test uses it there."""
-    keys: dict[tuple[str, str], str] = client.__dict__.setdefault("terminal_keys", {})
-    if (terminal, table) not in keys:
-        answer = client.post(
-            "/api/floor/terminals",
-            json={"terminal": terminal, "table": table, "credential": True},
-            headers=auth("operator"),
-        )
-        assert answer.status_code == 200, answer.text
-        for key in [k for k in keys if k[0] == terminal]:
-            del keys[key]
-        keys[(terminal, table)] = answer.json()["credential"]
-    return keys[(terminal, table)]
+    """The device credential of ``terminal``, registered at ``table`` on first use."""
+    return testing.terminal_key(client, terminal, table, TOKENS["operator"])
 
 
 def hello(client: Any, who: str, terminal: str, table: str | None) -> dict[str, Any]:
     """The hello of a test identity: a player proves the terminal (registered at ``table``)."""
-    message: dict[str, Any] = {"type": "hello", "protocol": 2, "token": TOKENS[who]}
-    if who in PLAYERS and table is not None:
-        message["terminal"] = terminal
-        message["terminal_key"] = terminal_key(client, terminal, table)
-    else:
-        message["terminal"] = terminal
-    return message
+    return testing.hello(client, TOKENS, who, terminal, table)
 
 
 def session(client: Any, who: str, terminal: str, table: str) -> dict[str, str]:
     """The Authorization header of a session of player ``who`` signed in at ``terminal``."""
-    answer = client.post(
-        "/api/session",
-        json={
-            "token": TOKENS[who],
-            "terminal": terminal,
-            "terminal_key": terminal_key(client, terminal, table),
-        },
-    )
-    assert answer.status_code == 200, answer.text
-    token = answer.cookies["tj_session"]
-    client.cookies.clear()
-    return {"Authorization": f"Bearer {token}"}
+    return testing.session(client, TOKENS, who, terminal, table)
 
 
 async def setup_floor(floor: Floor) -> None:
@@ -196,24 +166,6 @@ def connect(client: TestClient, who: str, terminal: str, table: str | None = Non
             self.manager.__exit__(*exc)
 
     return _Context()
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    """A fresh database on each backend (PostgreSQL skipped without a server unless CI)."""
-    if request.param == "sqlite":
-        yield Backend.sqlite(tmp_path)
-        return
-    reason = postgres_available()
-    if reason is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI requires PostgreSQL: {reason}")
-        pytest.skip(reason)
-    chosen = Backend.postgresql()
-    try:
-        yield chosen
-    finally:
-        chosen.drop()
 
 
 class Kit:

@@ -16,9 +16,10 @@ from pydantic import BaseModel, ConfigDict
 
 from tablejack.server.auth import Principal, bearer
 from tablejack.server.floor import Floor
+from tablejack.store import StoreError
 from tablejack.store.policy import PERMISSIONS, Role
 
-__all__ = ["Strict", "Who", "floor_of", "identity", "need", "refuse"]
+__all__ = ["Strict", "Who", "floor_of", "floor_refusal", "identity", "need", "refuse"]
 
 
 class Strict(BaseModel):
@@ -107,4 +108,15 @@ async def need(request: Request, who: Principal, operation: str) -> str:
         "role",
         f"The {who.role} role may not {what}; it needs {_names(operation)} (least privilege).",
         f"role: {'/'.join(r.value for r in Role if r in PERMISSIONS[operation])}",
+    )
+
+
+def floor_refusal(refusal: StoreError) -> HTTPException:
+    """A floor refusal (already audited by the store) as the HTTP error: 403 for a role, 409
+    for the rest, with the code, the rule and the sentence."""
+    code = getattr(refusal, "code", "refused")
+    status = 403 if code in ("role", "supervisor", "terminal") else 409
+    return HTTPException(
+        status,
+        {"code": code, "rule": getattr(refusal, "rule", ""), "message": str(refusal)},
     )

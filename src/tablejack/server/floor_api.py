@@ -18,7 +18,7 @@ from fastapi import FastAPI, HTTPException, Request
 from pydantic import Field
 
 from tablejack.server import protections as guard
-from tablejack.server.access import Strict, Who, floor_of, need, refuse
+from tablejack.server.access import Strict, Who, floor_of, floor_refusal, need, refuse
 from tablejack.server.auth import Principal
 from tablejack.server.floor import Floor
 from tablejack.server.tilts import refresh_terminals
@@ -131,13 +131,6 @@ def license_count(active_terminals: int, rounding: str = "up") -> int:
     return math.ceil(active_terminals / EWTS_PER_TABLE)
 
 
-def _http(refusal: FloorRefusedError) -> HTTPException:
-    status = 403 if refusal.code in ("role", "supervisor") else 409
-    return HTTPException(
-        status, {"code": refusal.code, "rule": refusal.rule, "message": refusal.message}
-    )
-
-
 def _booked(floor: Floor, movement: Movement) -> dict[str, Any]:
     """Apply a committed movement to the balance cache and tell the player's terminals."""
     floor.book(movement.transfers)
@@ -178,7 +171,7 @@ def register(app: FastAPI) -> None:
         try:
             movement = await vouchers.bill_in(floor.store, body.amount, actor=who.actor())
         except FloorRefusedError as refusal:
-            raise _http(refusal) from None
+            raise floor_refusal(refusal) from None
         return _booked(floor, movement)
 
     @app.post("/api/floor/cash-out")
@@ -191,7 +184,7 @@ def register(app: FastAPI) -> None:
         try:
             movement = await vouchers.cash_out(floor.store, body.amount, actor=who.actor())
         except FloorRefusedError as refusal:
-            raise _http(refusal) from None
+            raise floor_refusal(refusal) from None
         return _booked(floor, movement)
 
     @app.post("/api/floor/voucher-in")
@@ -203,7 +196,7 @@ def register(app: FastAPI) -> None:
         try:
             movement = await vouchers.redeem_voucher(floor.store, body.code, actor=who.actor())
         except FloorRefusedError as refusal:
-            raise _http(refusal) from None
+            raise floor_refusal(refusal) from None
         return _booked(floor, movement)
 
     @app.post("/api/floor/hand-pay")
@@ -224,7 +217,7 @@ def register(app: FastAPI) -> None:
                 reason=body.reason,
             )
         except FloorRefusedError as refusal:
-            raise _http(refusal) from None
+            raise floor_refusal(refusal) from None
         return _booked(floor, movement)
 
     @app.get("/api/floor/vouchers/{number}")
@@ -252,7 +245,7 @@ def register(app: FastAPI) -> None:
         try:
             return await vouchers.set_floor_setting(floor.store, body.key, body.value, by=name)
         except FloorRefusedError as refusal:
-            raise _http(refusal) from None
+            raise floor_refusal(refusal) from None
 
     @app.post("/api/floor/terminals")
     async def register_terminal(request: Request, body: TerminalBody, who: Who) -> dict[str, Any]:
@@ -274,7 +267,7 @@ def register(app: FastAPI) -> None:
                 credential=body.credential,
             )
         except FloorRefusedError as refusal:
-            raise _http(refusal) from None
+            raise floor_refusal(refusal) from None
         from tablejack.server.trust_api import close_sockets
 
         if issued is not None or body.status == "retired":  # the old credential is revoked
@@ -332,7 +325,7 @@ def register(app: FastAPI) -> None:
                 reason=body.reason,
             )
         except FloorRefusedError as refusal:
-            raise _http(refusal) from None
+            raise floor_refusal(refusal) from None
 
     @app.get("/api/floor/meters/clears")
     async def clears(request: Request, who: Who, limit: int = 100) -> list[dict[str, Any]]:
@@ -351,7 +344,7 @@ def register(app: FastAPI) -> None:
         try:
             return await meters_report.win_report(floor.store, chosen, floor.now_us())
         except FloorRefusedError as refusal:
-            raise _http(refusal) from None
+            raise floor_refusal(refusal) from None
 
     @app.get("/api/floor/tip")
     async def tip_settings(request: Request, who: Who) -> dict[str, Any]:
@@ -375,7 +368,7 @@ def register(app: FastAPI) -> None:
                 floor.store, body.table, body.amount, actor=who.actor(), at_us=floor.now_us()
             )
         except FloorRefusedError as refusal:
-            raise _http(refusal) from None
+            raise floor_refusal(refusal) from None
         return {**_booked(floor, movement), "table": body.table}
 
     @app.get("/api/floor/reports/tips")
@@ -388,7 +381,7 @@ def register(app: FastAPI) -> None:
         try:
             return await tips.tip_report(floor.store, chosen, floor.now_us())
         except FloorRefusedError as refusal:
-            raise _http(refusal) from None
+            raise floor_refusal(refusal) from None
 
     @app.get("/api/floor/terminals/{terminal}/recall")
     async def terminal_recall(
@@ -447,7 +440,7 @@ def register(app: FastAPI) -> None:
                 floor.store, account, new, by=who.subject, at_us=floor.now_us()
             )
         except FloorRefusedError as refusal:
-            raise _http(refusal) from None
+            raise floor_refusal(refusal) from None
         guard.invalidate(floor)
         return await player_limits(request, account, who)
 
@@ -467,7 +460,7 @@ def register(app: FastAPI) -> None:
                 at_us=now,
             )
         except FloorRefusedError as refusal:
-            raise _http(refusal) from None
+            raise floor_refusal(refusal) from None
         guard.invalidate(floor)
         return await player_limits(request, account, who)
 
@@ -482,7 +475,7 @@ def register(app: FastAPI) -> None:
                 floor.store, terminal, body.code, body.reason, by=name, at_us=floor.now_us()
             )
         except FloorRefusedError as refusal:
-            raise _http(refusal) from None
+            raise floor_refusal(refusal) from None
         guard.invalidate(floor)
         await refresh_terminals(floor)  # the dealer console shows the terminal's tilt
         for connection in list(floor.connections):
@@ -515,7 +508,7 @@ def register(app: FastAPI) -> None:
                 at_us=floor.now_us(),
             )
         except FloorRefusedError as refusal:
-            raise _http(refusal) from None
+            raise floor_refusal(refusal) from None
         guard.invalidate(floor)
         await refresh_terminals(floor)  # the dealer console shows the clear
         return done

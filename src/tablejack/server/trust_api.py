@@ -28,7 +28,7 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Request, Response
 from pydantic import Field
 
-from tablejack.server.access import Strict, Who, floor_of, need, refuse
+from tablejack.server.access import Strict, Who, floor_of, floor_refusal, need, refuse
 from tablejack.server.auth import DEVICE_COOKIE, SESSION_COOKIE, AuthRefusedError
 from tablejack.server.floor import Floor
 from tablejack.store import StoreError
@@ -354,10 +354,7 @@ def register(app: FastAPI) -> None:
         try:
             movement = await pay_voucher(floor.store, body.code, actor=who.actor())
         except FloorRefusedError as refusal:
-            status = 403 if refusal.code == "role" else 409
-            raise HTTPException(
-                status, {"code": refusal.code, "rule": refusal.rule, "message": refusal.message}
-            ) from None
+            raise floor_refusal(refusal) from None
         return movement.to_json()
 
     @app.get("/api/checkpoints")

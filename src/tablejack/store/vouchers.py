@@ -502,75 +502,59 @@ async def redeem_voucher(store: Store, code: str, *, actor: Actor) -> Movement:
     refused and audited."""
     try:
         terminal = _at_terminal(actor, "redeem a voucher")
-        account = actor.subject
-        await player_balance(store, account)
-        row = await _find_voucher(store, code)
+        await player_balance(store, actor.subject)
     except FloorRefusedError as refusal:
         raise await _refuse(store, refusal, actor=actor) from None
-    await _ensure(store)
-    amount = int(row["amount"])
-    number = voucher_number(int(row["id"]))
-    transfer = Transfer(VOUCHERS_ACCOUNT, account, amount, "voucher_in", memo=number)
-    record, _ = await _commit(
-        store,
-        terminal,
-        _EventIn(
-            "voucher_in",
-            {
-                "account": account,
-                "amount": amount,
-                "terminal": terminal,
-                "by": account,
-                "voucher": number,
-                "issued_at": row["terminal"],
-            },
-            actor=account,
-            terminal=terminal,
-        ),
-        transfer,
-        actor,
-        before=_take(row, account, terminal, now_us()),
-    )
-    return Movement(record, (transfer,), await player_balance(store, account), number)
+    return await _redeem(store, code, actor, "voucher_in", actor.subject, terminal)
 
 
 async def pay_voucher(store: Store, code: str, *, actor: Actor) -> Movement:
     """A voucher cashed at the cage (§ 605a.5(c)): the cashier pays its amount in cash
     (``voucher_paid``: the vouchers account → the cage), once; a forged code or a voucher
     already redeemed is refused and audited."""
+    if actor.role is not Role.CASHIER:
+        refusal = FloorRefusedError(
+            "role",
+            "Only a cashier pays a voucher at the cage (money-movement policy).",
+            CONTROL_RULE,
+        )
+        raise await _refuse(store, refusal, actor=actor)
+    return await _redeem(store, code, actor, "voucher_paid", CAGE, CAGE)
+
+
+async def _redeem(
+    store: Store, code: str, actor: Actor, kind: str, account: str, where: str
+) -> Movement:
+    """The voucher of ``code`` paid once to ``account`` (a player's at terminal ``where``, or
+    the cage): the row's conditional update, the event on ``where``'s log and the posting in
+    one transaction."""
     try:
-        if actor.role is not Role.CASHIER:
-            raise FloorRefusedError(
-                "role",
-                "Only a cashier pays a voucher at the cage (money-movement policy).",
-                CONTROL_RULE,
-            )
         row = await _find_voucher(store, code)
     except FloorRefusedError as refusal:
         raise await _refuse(store, refusal, actor=actor) from None
     await _ensure(store)
     amount = int(row["amount"])
     number = voucher_number(int(row["id"]))
-    transfer = Transfer(VOUCHERS_ACCOUNT, CAGE, amount, "voucher_paid", memo=number)
+    transfer = Transfer(VOUCHERS_ACCOUNT, account, amount, kind, memo=number)
+    payload = {
+        "account": account,
+        "amount": amount,
+        "by": actor.subject,
+        "voucher": number,
+        "issued_at": row["terminal"],
+    }
+    if where != CAGE:
+        payload["terminal"] = where
     record, _ = await _commit(
         store,
-        CAGE,
-        _EventIn(
-            "voucher_paid",
-            {
-                "account": CAGE,
-                "amount": amount,
-                "by": actor.subject,
-                "voucher": number,
-                "issued_at": row["terminal"],
-            },
-            actor=actor.subject,
-        ),
+        where,
+        _EventIn(kind, payload, actor=actor.subject, terminal=actor.terminal),
         transfer,
         actor,
-        before=_take(row, CAGE, "cage", now_us()),
+        before=_take(row, account, where, now_us()),
     )
-    return Movement(record, (transfer,), 0, number)
+    balance = 0 if account == CAGE else await player_balance(store, account)
+    return Movement(record, (transfer,), balance, number)
 
 
 async def hand_pay(

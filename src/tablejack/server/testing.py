@@ -1,0 +1,69 @@
+"""What the server's tests share to speak to a floor as its people do: register a terminal and
+keep its device credential, a hello that proves the terminal, a session signed in at it.
+
+The functions take the :class:`starlette.testclient.TestClient` of a running app and the test
+floor's tokens by role (``tokens["operator"]`` registers terminals).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["bearer", "hello", "session", "terminal_key"]
+
+
+def bearer(token: str) -> dict[str, str]:
+    """The Authorization header of a token."""
+    return {"Authorization": f"Bearer {token}"}
+
+
+def terminal_key(client: Any, terminal: str, table: str, operator_token: str) -> str:
+    """The device credential of ``terminal`` at ``table``: registered (bound to the table) by
+    the operator the first time a test uses it there; moved (a new credential) after."""
+    keys: dict[tuple[str, str], str] = client.__dict__.setdefault("terminal_keys", {})
+    if (terminal, table) not in keys:
+        answer = client.post(
+            "/api/floor/terminals",
+            json={"terminal": terminal, "table": table, "credential": True},
+            headers=bearer(operator_token),
+        )
+        assert answer.status_code == 200, answer.text
+        for key in [k for k in keys if k[0] == terminal]:
+            del keys[key]
+        keys[(terminal, table)] = answer.json()["credential"]
+    return keys[(terminal, table)]
+
+
+def hello(
+    client: Any, tokens: Mapping[str, str], who: str, terminal: str, table: str | None
+) -> dict[str, Any]:
+    """The hello of ``who``: a player (``table`` given) proves his terminal registered at
+    ``table``; staff name their console."""
+    message: dict[str, Any] = {
+        "type": "hello",
+        "protocol": 2,
+        "token": tokens[who],
+        "terminal": terminal,
+    }
+    if table is not None and who not in ("dealer", "super", "supervisor", "cashier", "operator"):
+        message["terminal_key"] = terminal_key(client, terminal, table, tokens["operator"])
+    return message
+
+
+def session(
+    client: Any, tokens: Mapping[str, str], who: str, terminal: str, table: str
+) -> dict[str, str]:
+    """The Authorization header of a session of player ``who`` signed in at ``terminal``."""
+    answer = client.post(
+        "/api/session",
+        json={
+            "token": tokens[who],
+            "terminal": terminal,
+            "terminal_key": terminal_key(client, terminal, table, tokens["operator"]),
+        },
+    )
+    assert answer.status_code == 200, answer.text
+    token = str(answer.cookies["tj_session"])
+    client.cookies.clear()
+    return bearer(token)
