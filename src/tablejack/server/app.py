@@ -37,6 +37,7 @@ from tablejack.server.protocol import (
 )
 from tablejack.server.recall import recall
 from tablejack.server.table import RefusedError, Table, TableConfig
+from tablejack.server.text import SafeText
 from tablejack.server.wire import dumps
 from tablejack.store import Store
 
@@ -72,21 +73,21 @@ class RateLimit:
 class DealerBody(BaseModel):
     """A dealer console command."""
 
-    command: str = Field(pattern=r"^[a-z-]{1,24}$")
-    card: str | None = Field(default=None, min_length=2, max_length=3)
+    command: SafeText = Field(pattern=r"^[a-z-]{1,24}$")
+    card: SafeText | None = Field(default=None, min_length=2, max_length=3)
 
 
 class VoidBody(BaseModel):
     """Why a round is voided."""
 
-    reason: str = Field(default="voided by the supervisor", max_length=200)
+    reason: SafeText = Field(default="voided by the supervisor", max_length=200)
 
 
 class InspectionBody(BaseModel):
     """A card reader inspection (633c.5(d)): its result and a note."""
 
-    result: str = Field(default="ok", pattern=r"^(ok|fault)$")
-    note: str = Field(default="", max_length=200)
+    result: SafeText = Field(default="ok", pattern=r"^(ok|fault)$")
+    note: SafeText = Field(default="", max_length=200)
 
 
 class DecksBody(BaseModel):
@@ -98,9 +99,9 @@ class DecksBody(BaseModel):
 class DeckInspectionBody(BaseModel):
     """The dealer's deck inspection, verified by the floorperson (633c.5(i))."""
 
-    dealer: str = Field(min_length=1, max_length=64)
-    result: str = Field(default="ok", pattern=r"^(ok|defect)$")
-    note: str = Field(default="", max_length=200)
+    dealer: SafeText = Field(min_length=1, max_length=64)
+    result: SafeText = Field(default="ok", pattern=r"^(ok|defect)$")
+    note: SafeText = Field(default="", max_length=200)
 
 
 Setup = Callable[[Floor], Awaitable[None]]

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from tablejack.server import protections as guard
 from tablejack.server.app import Who, floor_of
 from tablejack.server.floor import Floor
+from tablejack.server.text import SafeText
 from tablejack.server.tilts import refresh_terminals
 from tablejack.store import meters_report, protections, tips, vouchers
 from tablejack.store.vouchers import FloorRefusedError, Movement
@@ -34,58 +35,58 @@ TERMINAL = r"^[A-Za-z0-9_.:-]{1,58}$"
 class BillIn(BaseModel):
     """A bill accepted by a terminal's bill validator."""
 
-    account: str = Field(min_length=1, max_length=64)
-    terminal: str = Field(pattern=TERMINAL)
+    account: SafeText = Field(min_length=1, max_length=64)
+    terminal: SafeText = Field(pattern=TERMINAL)
     amount: int = Field(gt=0)
 
 
 class CashOut(BaseModel):
     """Cash out at a terminal: all the credit (no amount) or part of it."""
 
-    terminal: str = Field(pattern=TERMINAL)
+    terminal: SafeText = Field(pattern=TERMINAL)
     amount: int | None = Field(default=None, gt=0)
-    account: str | None = Field(default=None, max_length=64)
+    account: SafeText | None = Field(default=None, max_length=64)
 
 
 class VoucherIn(BaseModel):
     """A voucher inserted at a terminal."""
 
-    code: str = Field(min_length=1, max_length=40)
-    terminal: str = Field(pattern=TERMINAL)
-    account: str | None = Field(default=None, max_length=64)
+    code: SafeText = Field(min_length=1, max_length=40)
+    terminal: SafeText = Field(pattern=TERMINAL)
+    account: SafeText | None = Field(default=None, max_length=64)
 
 
 class HandPay(BaseModel):
     """An attendant's hand pay."""
 
-    account: str = Field(min_length=1, max_length=64)
-    terminal: str = Field(pattern=TERMINAL)
+    account: SafeText = Field(min_length=1, max_length=64)
+    terminal: SafeText = Field(pattern=TERMINAL)
     amount: int = Field(gt=0)
-    kind: str = Field(pattern=r"^(jackpot|cancelled_credit)$")
-    reason: str = Field(default="", max_length=200)
+    kind: SafeText = Field(pattern=r"^(jackpot|cancelled_credit)$")
+    reason: SafeText = Field(default="", max_length=200)
 
 
 class TerminalBody(BaseModel):
     """Register, move or retire an EWT."""
 
-    terminal: str = Field(pattern=TERMINAL)
-    table: str = Field(min_length=1, max_length=64)
-    status: str = Field(default="active", pattern=r"^(active|retired)$")
+    terminal: SafeText = Field(pattern=TERMINAL)
+    table: SafeText = Field(min_length=1, max_length=64)
+    status: SafeText = Field(default="active", pattern=r"^(active|retired)$")
 
 
 class SettingBody(BaseModel):
     """One floor setting."""
 
-    key: str = Field(min_length=1, max_length=64)
+    key: SafeText = Field(min_length=1, max_length=64)
     value: Any
 
 
 class ClearBody(BaseModel):
     """An authorised meter clear."""
 
-    scope: str = Field(pattern=r"^(terminal|table|floor)$")
-    scope_id: str = Field(min_length=1, max_length=64)
-    reason: str = Field(min_length=1, max_length=200)
+    scope: SafeText = Field(pattern=r"^(terminal|table|floor)$")
+    scope_id: SafeText = Field(min_length=1, max_length=64)
+    reason: SafeText = Field(min_length=1, max_length=200)
 
 
 class LimitsBody(BaseModel):
@@ -106,16 +107,16 @@ class TipBody(BaseModel):
     """A tip to the dealer from the player's game account at a terminal; the amount is
     checked by the store (whole positive cents), so a bad one is refused and audited."""
 
-    terminal: str = Field(pattern=TERMINAL)
-    table: str = Field(min_length=1, max_length=64)
+    terminal: SafeText = Field(pattern=TERMINAL)
+    table: SafeText = Field(min_length=1, max_length=64)
     amount: Any
 
 
 class TiltBody(BaseModel):
     """A tilt (lock) or its clear: a reason code and words."""
 
-    code: str = Field(min_length=1, max_length=32)
-    reason: str = Field(default="", max_length=200)
+    code: SafeText = Field(min_length=1, max_length=32)
+    reason: SafeText = Field(default="", max_length=200)
 
 
 def license_count(active_terminals: int, rounding: str = "up") -> int:

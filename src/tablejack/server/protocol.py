@@ -15,6 +15,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from tablejack.server.text import SafeText
+
 __all__ = [
     "PROTOCOL_VERSION",
     "Action",
@@ -32,7 +34,7 @@ __all__ = [
 PROTOCOL_VERSION = 1
 """Bumped on any incompatible change of a message."""
 
-CommandId = Annotated[str, Field(min_length=1, max_length=64)]
+CommandId = Annotated[SafeText, Field(min_length=1, max_length=64)]
 Cents = Annotated[int, Field(gt=0, le=10**11)]
 
 
@@ -48,8 +50,8 @@ class Hello(_Message):
 
     type: Literal["hello"]
     protocol: int
-    token: Annotated[str, Field(min_length=1, max_length=128)]
-    terminal: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")] = "terminal"
+    token: Annotated[SafeText, Field(min_length=1, max_length=128)]
+    terminal: Annotated[SafeText, Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")] = "terminal"
 
 
 class Join(_Message):
@@ -57,7 +59,7 @@ class Join(_Message):
 
     type: Literal["join"]
     id: CommandId
-    table: Annotated[str, Field(min_length=1, max_length=64)]
+    table: Annotated[SafeText, Field(min_length=1, max_length=64)]
 
 
 class SelectPosition(_Message):
@@ -74,7 +76,7 @@ class WagerMessage(_Message):
 
     type: Literal["wager"]
     id: CommandId
-    kind: Annotated[str, Field(pattern=r"^[a-z_]{1,32}$")] = "blackjack"
+    kind: Annotated[SafeText, Field(pattern=r"^[a-z_]{1,32}$")] = "blackjack"
     amount: Cents
     spots: (
         Annotated[list[Annotated[int, Field(ge=0, le=10**11)]], Field(min_length=3, max_length=3)]
@@ -94,7 +96,7 @@ class Action(_Message):
 
     type: Literal["action"]
     id: CommandId
-    verb: Annotated[str, Field(pattern=r"^[a-z-]{1,24}$")]
+    verb: Annotated[SafeText, Field(pattern=r"^[a-z-]{1,24}$")]
     amount: Cents | None = None
     position: Annotated[int, Field(ge=1, le=16)] | None = None
     spots: (
@@ -109,8 +111,8 @@ class DealerCommand(_Message):
 
     type: Literal["dealer"]
     id: CommandId
-    command: Annotated[str, Field(pattern=r"^[a-z-]{1,24}$")]
-    card: Annotated[str, Field(min_length=2, max_length=3)] | None = None
+    command: Annotated[SafeText, Field(pattern=r"^[a-z-]{1,24}$")]
+    card: Annotated[SafeText, Field(min_length=2, max_length=3)] | None = None
 
 
 class Repeat(_Message):

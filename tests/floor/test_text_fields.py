@@ -1,0 +1,117 @@
+"""Text fields refuse control characters (``SafeText``): a NUL or another control character in
+any free-text field of a REST body is refused with 422 naming the rule, on SQLite and on
+PostgreSQL (whose text columns cannot hold a NUL), and nothing changes: the round is not voided,
+the balances stand, the table keeps running."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+from typing import Any
+
+import pytest
+
+from tablejack.server import app, floor_api, protocol, tilt_api
+from tablejack.store.testing import Backend
+
+NUL_RULE = (
+    "Text may not hold control characters (U+0000 to U+001F, U+007F); U+0000 at character 5 "
+    "is refused (text: no control characters)."
+)
+
+
+def round_of(client: Any, kit: Any, round_id: str) -> dict[str, Any]:
+    return dict(client.get(f"/api/rounds/{round_id}", headers=kit.auth("super")).json())
+
+
+def test_a_nul_in_a_void_reason_is_refused_with_422_and_the_round_is_not_voided(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    table = kit.hybrid_table(automated=True, wagering_seconds=30, between_rounds_seconds=0)
+    client = make_client([table], backend=backend)
+    kit.eventually(lambda: kit.staff_state(client, "A1")["round_id"] == "A1-000001")
+    with kit.connect(client, "ann", "EWT-1", "A1") as ann:
+        assert ann.request({"type": "position", "position": 1})["type"] == "ack"
+        assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
+        refused = kit.post(client, "/api/tables/A1/void", "super", reason="shoe\x00replaced")
+        assert refused.status_code == 422
+        [problem] = refused.json()["detail"]
+        assert (problem["loc"], problem["type"], problem["msg"]) == (
+            ["body", "reason"],
+            "control_character",
+            NUL_RULE,
+        )
+        # nothing changed: the round runs on with ann's wager, her balance stands
+        state = kit.staff_state(client, "A1")
+        assert (state["status"], state["round_id"], state["view"]["phase"]) == (
+            "open",
+            "A1-000001",
+            "wagering",
+        )
+        assert [w["amount"] for w in state["view"]["wagers"]] == [1000]
+        assert state["countdown"]["window"] == "wagering"
+        assert kit.balance(client, "ann") == kit.credit - 1000
+        assert round_of(client, kit, "A1-000001")["status"] == "open"
+        assert ann.request({"type": "wager", "kind": "buzzer_beater", "amount": 500})["ok"]
+    # the table keeps running: a void with a proper reason refunds, the next round opens
+    voided = kit.post(client, "/api/tables/A1/void", "super", reason="shoe replaced")
+    assert voided.json() == {"ok": True, "voided": "A1-000001"}
+    assert kit.balance(client, "ann") == kit.credit
+    assert round_of(client, kit, "A1-000001")["events"][-1]["payload"]["reason"] == "shoe replaced"
+    kit.eventually(lambda: kit.staff_state(client, "A1")["round_id"] == "A1-000002")
+    assert client.get("/api/verify-log", headers=kit.auth("super")).json()["ok"] is True
+
+
+@pytest.mark.parametrize(
+    ("path", "who", "body", "field"),
+    [
+        ("/api/tables/A1/procedures/reader-inspection", "super", {"note": "ok\x00"}, "note"),
+        ("/api/tables/A1/procedures/deck-inspection", "super", {"dealer": "da\x1bna"}, "dealer"),
+        ("/api/tables/A1/tilt", "dealer", {"code": "other", "reason": "x\x7f"}, "reason"),
+        ("/api/tables/A1/shoe/load", "dealer", {"cards": "AS\x00 KS"}, "cards"),
+        (
+            "/api/floor/meters/clear",
+            "super",
+            {"scope": "floor", "scope_id": "x", "reason": "a\nb"},
+            "reason",
+        ),
+        ("/api/floor/voucher-in", "ann", {"code": "12\x00", "terminal": "EWT-1"}, "code"),
+    ],
+)
+def test_a_control_character_in_a_text_field_is_refused_with_422_naming_the_rule(
+    make_client: Any, backend: Backend, kit: Any, path: str, who: str, body: Any, field: str
+) -> None:
+    client = make_client(backend=backend)
+    before = kit.staff_state(client, "A1")
+    refused = kit.post(client, path, who, **body)
+    assert refused.status_code == 422
+    [problem] = refused.json()["detail"]
+    assert (problem["loc"], problem["type"]) == (["body", field], "control_character")
+    assert problem["msg"].endswith("is refused (text: no control characters).")
+    after = kit.staff_state(client, "A1")
+    assert (after["status"], after["tilts"], after["procedures"]) == (
+        before["status"],
+        before["tilts"],
+        before["procedures"],
+    )
+    assert kit.balance(client, "ann") == kit.credit
+
+
+def test_every_text_field_of_every_body_and_message_is_safe_text() -> None:
+    """No ``str`` field in a REST body model or a WebSocket message: each is ``SafeText``."""
+    plain = []
+    for module in (app, floor_api, tilt_api, protocol):
+        tree = ast.parse(inspect.getsource(module))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            bases = {ast.unparse(base) for base in node.bases}
+            if not bases & {"BaseModel", "_Message"}:
+                continue
+            for item in node.body:
+                if isinstance(item, ast.AnnAssign):
+                    annotation = ast.unparse(item.annotation)
+                    if re.search(r"\bstr\b", annotation):
+                        plain.append(f"{module.__name__}.{node.name}.{ast.unparse(item.target)}")
+    assert plain == []
