@@ -19,21 +19,22 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request, WebSocket
 from fastapi.responses import FileResponse, PlainTextResponse, RedirectResponse
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 from starlette.websockets import WebSocketDisconnect
 
 from tablejack.server.floor import Connection, Floor
+from tablejack.server.gate import Gate, GateLimits, Session
 from tablejack.server.protocol import (
     PROTOCOL_VERSION,
     Action,
     DealerCommand,
     Hello,
     Join,
+    MalformedMessageError,
     Ping,
     Repeat,
     SelectPosition,
     WagerMessage,
-    parse_client,
 )
 from tablejack.server.recall import recall
 from tablejack.server.table import RefusedError, Table, TableConfig
@@ -141,6 +142,7 @@ def create_app(
     reader_tls: ssl.SSLContext | None = None,
     release_manifest: Path | None = None,
     manifest_public_key: Path | None = None,
+    gate: GateLimits | None = None,
 ) -> FastAPI:
     """The app for one floor on ``db_url``: the given tables, then those saved in the store;
     ``setup`` runs once the floor is up (the demo uses it to add players and tokens).
@@ -149,13 +151,15 @@ def create_app(
     with ``reader_tls`` (:mod:`tablejack.server.tls`). ``release_manifest`` and
     ``manifest_public_key``: the release manifest the supervisor's software check compares with
     (default: the package's) and the public key its signature must verify with
-    (:mod:`tablejack.server.integrity`, PA 605a.4(c))."""
+    (:mod:`tablejack.server.integrity`, PA 605a.4(c)). ``gate``: the limits of the WebSocket
+    before and after the hello (:mod:`tablejack.server.gate`; its constants by default)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = await Store.open(db_url)
         floor = Floor(store, clock=clock, broadcast_interval=broadcast_interval)
         app.state.floor = floor
+        app.state.gate = Gate(store, gate)
         await floor.refresh_balances()
         for config in tables or []:
             await floor.add_table(config)
@@ -178,6 +182,7 @@ def create_app(
             await tilts.drain(floor)  # pending connection_lost checks
             await protections.drain(floor)  # a reload of the guard's cache under way
             await floor.stop()
+            await app.state.gate.close()  # the audit rows of bad input still open
             await store.close()
 
     app = FastAPI(
@@ -440,17 +445,14 @@ def create_app(
     async def websocket(socket: WebSocket) -> None:
         await socket.accept()
         floor: Floor = socket.app.state.floor
+        socket_gate: Gate = socket.app.state.gate  # limits before and after the hello
         connection: Connection | None = None
+        session: Session | None = None
         writer: asyncio.Task[None] | None = None
         limit = RateLimit(*rate)
         try:
-            try:
-                first = parse_client(await _receive(socket))
-            except ValidationError:
-                await socket.close(1003, "not a protocol message")
-                return
-            if not isinstance(first, Hello):
-                await socket.close(1008, "the first message must be hello")
+            first = await socket_gate.hello(socket)
+            if first is None:
                 return
             if first.protocol != PROTOCOL_VERSION:
                 await socket.send_text(
@@ -463,12 +465,11 @@ def create_app(
                         )
                     )
                 )
-                await socket.close(1002, "protocol version")
+                await socket_gate.refuse(socket, 1002, "protocol version", terminal=first.terminal)
                 return
             found = await floor.authenticate(first.token)
             if found is None:
-                await floor.store.audit("auth", "unknown token", terminal=first.terminal)
-                await socket.close(1008, "unknown token")
+                await socket_gate.refuse(socket, 1008, "unknown token", terminal=first.terminal)
                 return
             connection = Connection(found[0], found[1], first.terminal)
             floor.connections.add(connection)
@@ -483,8 +484,11 @@ def create_app(
                     "tables": [t.summary() for t in floor.tables.values()],
                 }
             )
+            session = socket_gate.session(socket, connection)
             while True:
-                text = await _receive(socket)
+                frame = await session.receive()
+                if frame is None:  # too big: closed
+                    return
                 if not limit.allow():
                     if limit.refused == 1:
                         await floor.store.audit(
@@ -508,22 +512,17 @@ def create_app(
                         return
                     continue
                 try:
-                    message = parse_client(text)
-                except ValidationError:
-                    await floor.store.audit(
-                        "malformed",
-                        text[:200] if isinstance(text, str) else "binary",
-                        table_id=connection.table or "",
-                        actor=connection.subject,
-                        terminal=connection.terminal,
-                        rule="protocol",
-                    )
-                    await socket.close(1003, "not a protocol message")
-                    return
+                    message = frame.message()
+                except MalformedMessageError as error:  # an error frame; the socket stays open
+                    if await session.malformed(error):
+                        return  # closed: repeated malformed messages
+                    continue
                 await _handle(floor, connection, message)
         except WebSocketDisconnect:
             pass
         finally:
+            if session is not None:
+                session.end()
             if connection is not None:
                 floor.connections.discard(connection)
                 if connection.table in floor.tables:
@@ -547,20 +546,6 @@ def create_app(
 
     register_terminal(app)
     return app
-
-
-async def _receive(socket: WebSocket) -> str:
-    message = await socket.receive()
-    if message["type"] == "websocket.disconnect":
-        raise WebSocketDisconnect(message.get("code", 1000))
-    text = message.get("text")
-    if text is None:
-        data = message.get("bytes") or b""
-        try:
-            return bytes(data).decode()
-        except UnicodeDecodeError:
-            return "\x00"
-    return str(text)
 
 
 async def _write(socket: WebSocket, connection: Connection) -> None:
