@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tablejack.server import app, floor_api, protocol, tilt_api
+from tablejack.server.gate import GateLimits
 from tablejack.store.testing import Backend
 
 NUL_RULE = (
@@ -29,7 +30,7 @@ def test_a_nul_in_a_void_reason_is_refused_with_422_and_the_round_is_not_voided(
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
     table = kit.hybrid_table(automated=True, wagering_seconds=30, between_rounds_seconds=0)
-    client = make_client([table], backend=backend)
+    client = make_client([table], backend=backend, gate=GateLimits(audit_seconds=0.2))
     kit.eventually(lambda: kit.staff_state(client, "A1")["round_id"] == "A1-000001")
     with kit.connect(client, "ann", "EWT-1", "A1") as ann:
         assert ann.request({"type": "position", "position": 1})["type"] == "ack"
@@ -61,6 +62,42 @@ def test_a_nul_in_a_void_reason_is_refused_with_422_and_the_round_is_not_voided(
     assert round_of(client, kit, "A1-000001")["events"][-1]["payload"]["reason"] == "shoe replaced"
     kit.eventually(lambda: kit.staff_state(client, "A1")["round_id"] == "A1-000002")
     assert client.get("/api/verify-log", headers=kit.auth("super")).json()["ok"] is True
+    [row] = kit.eventually(lambda: refused_rows(client, kit))  # one row for the burst
+    assert (row["table_id"], row["rule"]) == ("A1", "text: no control characters")
+    assert row["message"] == (
+        "refused request from testclient: body.reason: control_character; POST "
+        f"/api/tables/A1/void: {NUL_RULE}"
+    )
+
+
+def refused_rows(client: Any, kit: Any) -> list[dict[str, Any]]:
+    rows = client.get("/api/audit", headers=kit.auth("super")).json()
+    return [row for row in rows if row["kind"] == "invalid_request"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/rounds/A1-000001%00",
+        "/api/accounts/ann%00/ledger",
+        "/api/meters?table=A1%00",
+        "/api/audit?table=%00",
+        "/api/tables/A1%1b/state",
+    ],
+)
+def test_a_control_character_in_a_path_or_query_is_refused_with_422_before_the_database(
+    make_client: Any, backend: Backend, kit: Any, path: str
+) -> None:
+    client = make_client(backend=backend, gate=GateLimits(audit_seconds=0.2))
+    refused = client.get(path, headers=kit.auth("super"))
+    assert refused.status_code == 422
+    [problem] = refused.json()["detail"]
+    assert problem["type"] == "control_character"
+    assert problem["msg"].endswith("is refused (text: no control characters).")
+    assert client.get("/api/audit", headers=kit.auth("super")).status_code == 200
+    [row] = kit.eventually(lambda: refused_rows(client, kit))
+    assert row["rule"] == "text: no control characters"
+    assert "\x00" not in row["message"]
 
 
 @pytest.mark.parametrize(
@@ -82,7 +119,7 @@ def test_a_nul_in_a_void_reason_is_refused_with_422_and_the_round_is_not_voided(
 def test_a_control_character_in_a_text_field_is_refused_with_422_naming_the_rule(
     make_client: Any, backend: Backend, kit: Any, path: str, who: str, body: Any, field: str
 ) -> None:
-    client = make_client(backend=backend)
+    client = make_client(backend=backend, gate=GateLimits(audit_seconds=0.2))
     before = kit.staff_state(client, "A1")
     refused = kit.post(client, path, who, **body)
     assert refused.status_code == 422
@@ -96,6 +133,8 @@ def test_a_control_character_in_a_text_field_is_refused_with_422_naming_the_rule
         before["procedures"],
     )
     assert kit.balance(client, "ann") == kit.credit
+    [row] = kit.eventually(lambda: refused_rows(client, kit))
+    assert row["message"].startswith(f"refused request from testclient: body.{field}: ")
 
 
 def test_every_text_field_of_every_body_and_message_is_safe_text() -> None:

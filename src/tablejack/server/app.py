@@ -18,12 +18,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request, WebSocket
-from fastapi.responses import FileResponse, PlainTextResponse, RedirectResponse
+from fastapi.exception_handlers import request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, PlainTextResponse, RedirectResponse, Response
 from pydantic import BaseModel, Field
 from starlette.websockets import WebSocketDisconnect
 
 from tablejack.server.floor import Connection, Floor
-from tablejack.server.gate import Gate, GateLimits, Session
+from tablejack.server.gate import Gate, GateLimits, RefuseControlCharacters, Session
 from tablejack.server.protocol import (
     PROTOCOL_VERSION,
     Action,
@@ -195,6 +197,13 @@ def create_app(
     )
     app.state.release_manifest = release_manifest
     app.state.manifest_public_key = manifest_public_key
+    app.add_middleware(RefuseControlCharacters)  # a NUL in a path or query: 422
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, error: RequestValidationError) -> Response:
+        """422 as FastAPI answers it; the audit log counts it (one row per burst)."""
+        request.app.state.gate.invalid_request(request, error.errors())
+        return await request_validation_exception_handler(request, error)
 
     def need(who: tuple[str, str], *roles: str) -> str:
         if who[0] not in roles:

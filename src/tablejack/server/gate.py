@@ -18,6 +18,10 @@ audit log bad input may take (docs/server.md, "Terminal protocol", "Bad input").
 * **The audit log** (:class:`AuditBursts`) gets one row per burst: per client address (failed
   hellos) or per socket (malformed messages) and :data:`AUDIT_SECONDS` window, with the count,
   written when the window ends, the socket closes or the server stops.
+* **HTTP** gets the same treatment: a request refused with 422 (a body that does not validate,
+  :meth:`Gate.invalid_request`) is counted per client address for the audit log, and a path or
+  query holding a control character is refused with 422 before any route or the database sees
+  it (:class:`RefuseControlCharacters`).
 
 Every limit is a field of :class:`GateLimits` (``create_app(..., gate=GateLimits(...))``), so a
 test can shorten the 5 s.
@@ -30,14 +34,18 @@ import collections
 import contextlib
 import logging
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl
 
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from tablejack.server.protocol import Hello, MalformedMessageError, read_client
-from tablejack.server.text import printable
+from tablejack.server.text import TEXT_RULE, control_character_refusal, printable
 from tablejack.server.wire import dumps
 
 if TYPE_CHECKING:
@@ -57,6 +65,7 @@ __all__ = [
     "Frame",
     "Gate",
     "GateLimits",
+    "RefuseControlCharacters",
     "Session",
     "client_address",
     "receive_frame",
@@ -349,6 +358,27 @@ class Gate:
             terminal=terminal,
         )
 
+    def invalid_request(
+        self, request: Request, problems: Sequence[Any], address: str | None = None
+    ) -> None:
+        """Count an HTTP request refused with 422 (``problems``: pydantic's errors) for the
+        audit log: one row per client address and window."""
+        first = problems[0] if problems else {}
+        kind = str(first.get("type", "invalid"))
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        if address is None:
+            address = request.client.host if request.client is not None else "unknown"
+        self.bursts.note(
+            ("request", address),
+            f"{where}: {kind}" if where else kind,
+            kind="invalid_request",
+            rule=TEXT_RULE if kind == "control_character" else "request validation",
+            what=("refused request", "refused requests"),
+            who=address,
+            detail=f"{request.method} {request.url.path}: {first.get('msg', '')}",
+            table_id=str(request.path_params.get("table_id", ""))[:64],
+        )
+
     def session(self, socket: WebSocket, connection: Connection) -> Session:
         """The gate of an authenticated socket."""
         return Session(self, socket, connection)
@@ -421,3 +451,34 @@ class Session:
     def end(self) -> None:
         """The socket closed: write its audit row now."""
         self.gate.bursts.flush(self)
+
+
+class RefuseControlCharacters:
+    """ASGI middleware: an HTTP request whose path or query string holds a control character
+    (U+0000 to U+001F, U+007F, percent-encoded or not) is answered 422 naming the rule
+    (``text: no control characters``) before a route or the database sees it, and counted
+    for the audit log (:meth:`Gate.invalid_request`)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Refuse the request, or pass it on."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        query = scope.get("query_string", b"").decode("latin-1")
+        parts = [("path", str(scope.get("path", "")))]
+        parts += [("query", text) for pair in parse_qsl(query, True) for text in pair]
+        for where, text in parts:
+            message = control_character_refusal(text)
+            if message is None:
+                continue
+            problem = {"type": "control_character", "loc": [where], "msg": message}
+            gate = getattr(scope["app"].state, "gate", None) if "app" in scope else None
+            if isinstance(gate, Gate):
+                gate.invalid_request(Request(scope), [problem])
+            response = JSONResponse({"detail": [problem | {"input": printable(text)}]}, 422)
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)

@@ -28,12 +28,23 @@ from typing import Annotated
 from pydantic import AfterValidator
 from pydantic_core import PydanticCustomError
 
-__all__ = ["CONTROL_CHARACTERS", "TEXT_RULE", "SafeText", "first_control_character", "printable"]
+__all__ = [
+    "CONTROL_CHARACTERS",
+    "TEXT_RULE",
+    "SafeText",
+    "control_character_refusal",
+    "first_control_character",
+    "printable",
+]
 
 TEXT_RULE = "text: no control characters"
 """The rule a refused text names."""
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
 """What :data:`SafeText` refuses."""
+_REFUSAL = (
+    "Text may not hold control characters (U+0000 to U+001F, U+007F); {code} at character "
+    "{at} is refused ({rule})."
+)
 
 
 def first_control_character(text: str) -> tuple[int, str] | None:
@@ -45,16 +56,20 @@ def first_control_character(text: str) -> tuple[int, str] | None:
     return found.start() + 1, f"U+{ord(found.group()):04X}"
 
 
+def control_character_refusal(text: str) -> str | None:
+    """The sentence that refuses ``text``, or None when it holds no control character."""
+    found = first_control_character(text)
+    if found is None:
+        return None
+    return _REFUSAL.format(code=found[1], at=found[0], rule=TEXT_RULE)
+
+
 def _refuse_control_characters(text: str) -> str:
     found = first_control_character(text)
     if found is not None:
         at, code = found
-        raise PydanticCustomError(
-            "control_character",
-            "Text may not hold control characters (U+0000 to U+001F, U+007F); {code} at "
-            "character {at} is refused ({rule}).",
-            {"code": code, "at": at, "rule": TEXT_RULE},
-        )
+        context = {"code": code, "at": at, "rule": TEXT_RULE}
+        raise PydanticCustomError("control_character", _REFUSAL, context)
     return text
 
 
