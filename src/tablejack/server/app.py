@@ -221,11 +221,17 @@ def create_app(
     async def refused_http(
         request: Request, refusal: RefusedError, who: tuple[str, str], table: str
     ) -> HTTPException:
-        await floor_of(request).store.audit(
-            refusal.code, refusal.message, table_id=table, actor=who[1], rule=refusal.rule
-        )
+        """409 with the refusal (503 when the store failed), written to the audit log if the
+        store takes it."""
+        try:
+            await floor_of(request).store.audit(
+                refusal.code, refusal.message, table_id=table, actor=who[1], rule=refusal.rule
+            )
+        except Exception:  # the store that failed the step may refuse this too
+            log.exception("the refusal %r could not be audited", refusal.message)
+        status = 503 if refusal.code == "storage_error" else 409
         return HTTPException(
-            409, {"code": refusal.code, "rule": refusal.rule, "message": refusal.message}
+            status, {"code": refusal.code, "rule": refusal.rule, "message": refusal.message}
         )
 
     # -- pages -----------------------------------------------------------------------------
