@@ -280,12 +280,14 @@ class Gate:
         self.limits = limits or GateLimits()
         self.bursts = AuditBursts(store, self.limits.audit_seconds)
         self._buckets: dict[str, _Bucket] = {}
+        self._prune_at = 10_000
 
     def _bucket(self, address: str, now: float) -> _Bucket:
         bucket = self._buckets.get(address)
         if bucket is None:
-            if len(self._buckets) > 10_000:  # forget the addresses whose buckets are full
+            if len(self._buckets) >= self._prune_at:  # forget the addresses whose bucket is full
                 self._buckets = {a: b for a, b in self._buckets.items() if b.level(now) < b.size}
+                self._prune_at = max(10_000, 2 * len(self._buckets))
             limits = self.limits
             bucket = _Bucket(limits.failed_hellos, limits.failed_hello_seconds, now)
             self._buckets[address] = bucket
@@ -299,7 +301,8 @@ class Gate:
         now = time.monotonic()
         if self._bucket(address, now).level(now) < 1:
             self._note(address, "too many failed hellos: closed at once")
-            await socket.close(1008, "too many failed hellos")
+            with contextlib.suppress(Exception):  # (the client may be gone already)
+                await socket.close(1008, "too many failed hellos")
             return None
         try:
             frame = await asyncio.wait_for(receive_frame(socket), limits.hello_seconds)
