@@ -5,17 +5,19 @@ the balances stand, the table keeps running."""
 
 from __future__ import annotations
 
-import ast
-import inspect
-import re
-from typing import Any
+import importlib
+import pkgutil
+from typing import Annotated, Any, get_args, get_origin
 
 import pytest
+from pydantic import BaseModel
 
-from tablejack.server import app, floor_api, protocol, tilt_api
+from tablejack import server
 from tablejack.server.gate import GateLimits
+from tablejack.server.text import SafeText
 from tablejack.store.testing import Backend
 
+SAFE = get_args(SafeText)[1].func
 NUL_RULE = (
     "Text may not hold control characters (U+0000 to U+001F, U+007F); U+0000 at character 5 "
     "is refused (text: no control characters)."
@@ -137,20 +139,30 @@ def test_a_control_character_in_a_text_field_is_refused_with_422_naming_the_rule
     assert row["message"].startswith(f"refused request from testclient: body.{field}: ")
 
 
+def _plain_strings(annotation: Any, metadata: tuple[Any, ...] = ()) -> bool:
+    """Whether a field's type holds a ``str`` that is not :data:`SafeText`."""
+    if annotation is str:
+        return not any(getattr(m, "func", None) is SAFE for m in metadata)
+    if get_origin(annotation) is Annotated:
+        inner, *extra = get_args(annotation)
+        return _plain_strings(inner, (*metadata, *extra))
+    return any(_plain_strings(arg) for arg in get_args(annotation))
+
+
 def test_every_text_field_of_every_body_and_message_is_safe_text() -> None:
-    """No ``str`` field in a REST body model or a WebSocket message: each is ``SafeText``."""
-    plain = []
-    for module in (app, floor_api, tilt_api, protocol):
-        tree = ast.parse(inspect.getsource(module))
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.ClassDef):
+    """No plain ``str`` in any pydantic model of the server (REST bodies, WebSocket messages,
+    the keys of a dict included): each text is ``SafeText``."""
+    plain, seen = [], 0
+    for info in pkgutil.iter_modules(server.__path__):
+        module = importlib.import_module(f"{server.__name__}.{info.name}")
+        for name, model in vars(module).items():
+            if not (isinstance(model, type) and issubclass(model, BaseModel)):
                 continue
-            bases = {ast.unparse(base) for base in node.bases}
-            if not bases & {"BaseModel", "_Message"}:
+            if model.__module__ != module.__name__:
                 continue
-            for item in node.body:
-                if isinstance(item, ast.AnnAssign):
-                    annotation = ast.unparse(item.annotation)
-                    if re.search(r"\bstr\b", annotation):
-                        plain.append(f"{module.__name__}.{node.name}.{ast.unparse(item.target)}")
+            for field, spec in model.model_fields.items():
+                seen += 1
+                if _plain_strings(spec.annotation, tuple(spec.metadata)):
+                    plain.append(f"{module.__name__}.{name}.{field}")
+    assert seen > 50  # the models were found
     assert plain == []
