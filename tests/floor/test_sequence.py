@@ -9,11 +9,13 @@ from typing import Any
 import pytest
 from starlette.websockets import WebSocketDisconnect
 
+from tablejack.server.gate import GateLimits
+
 
 def test_gaps_and_repeats_are_refused_and_a_claimed_terminal_id_is_refused_at_hello(
     make_client: Any, kit: Any
 ) -> None:
-    client = make_client()
+    client = make_client(gate=GateLimits(audit_seconds=0.2))
     client.post("/api/tables/A1/dealer", json={"command": "open-round"}, headers=kit.auth("dealer"))
     with kit.connect(client, "ann", "EWT-1", "A1") as ann:
         assert ann.request({"type": "position", "position": 1, "seq": 1})["type"] == "ack"
@@ -55,9 +57,18 @@ def test_gaps_and_repeats_are_refused_and_a_claimed_terminal_id_is_refused_at_he
         assert again.request({"type": "position", "position": 1, "seq": 2})["type"] == "ack"
     assert client.get("/api/me", headers=kit.auth("ann")).json()["balance"] == kit.credit - 1500
     assert client.get("/api/me", headers=kit.auth("bob")).json()["balance"] == kit.credit
+    claims = kit.eventually(
+        lambda: [
+            e
+            for e in client.get("/api/audit", headers=kit.auth("super")).json()
+            if e["kind"] == "auth"
+        ]
+    )
+    assert [(e["terminal"], e["rule"]) for e in claims] == [("EWT-1", "protocol: hello")]
+    assert claims[0]["message"].startswith(
+        "2 failed hellos from testclient within 0.2 s (2 × terminal not proven)"
+    )
     audit = client.get("/api/audit", headers=kit.auth("super")).json()
-    claims = [(e["kind"], e["terminal"]) for e in audit if e["kind"] == "terminal"]
-    assert claims.count(("terminal", "EWT-1")) == 2
     refused = [(e["actor"], e["terminal"]) for e in audit if e["kind"] == "sequence"]
     assert refused == [("ann", "EWT-1")] * 4
     recall = client.get("/api/rounds/A1-000001", headers=kit.auth("super")).json()

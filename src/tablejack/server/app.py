@@ -18,28 +18,32 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request, WebSocket
-from fastapi.responses import FileResponse, PlainTextResponse, RedirectResponse
-from pydantic import BaseModel, Field, ValidationError
+from fastapi.exception_handlers import request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, PlainTextResponse, RedirectResponse, Response
+from pydantic import Field
 from starlette.websockets import WebSocketDisconnect
 
-from tablejack.server.access import Who, floor_of, need, refuse
+from tablejack.server.access import Strict, Who, floor_of, need, refuse
 from tablejack.server.auth import AuthRefusedError, Principal
 from tablejack.server.floor import Connection, Floor
+from tablejack.server.gate import Gate, GateLimits, RefuseControlCharacters, Session
 from tablejack.server.protocol import (
     PROTOCOL_VERSION,
     Action,
     DealerCommand,
     Hello,
     Join,
+    MalformedMessageError,
     Ping,
     Repeat,
     SelectPosition,
     WagerMessage,
-    parse_client,
 )
 from tablejack.server.recall import recall
 from tablejack.server.signin import sign_in
 from tablejack.server.table import RefusedError, Table, TableConfig
+from tablejack.server.text import SafeText
 from tablejack.server.trust_api import CheckpointSettings, run_checkpoints
 from tablejack.server.trust_api import register as register_trust
 from tablejack.server.wire import dumps
@@ -50,6 +54,14 @@ from tablejack.store.keys import load_private_key
 __all__ = ["RateLimit", "create_app"]
 
 log = logging.getLogger("tablejack.server")
+
+SIGN_IN_REFUSALS = {
+    "auth": "unknown token",
+    "terminal": "terminal not proven",
+    "role": "not a person's credential",
+    "origin": "cookie from another origin",
+}
+"""The close reason (and the audit log's word) of each refused sign-in."""
 STATIC = resources.files("tablejack.server") / "static"
 
 
@@ -76,38 +88,38 @@ class RateLimit:
         return False
 
 
-class DealerBody(BaseModel):
+class DealerBody(Strict):
     """A dealer console command."""
 
-    command: str = Field(pattern=r"^[a-z-]{1,24}$")
-    card: str | None = Field(default=None, min_length=2, max_length=3)
+    command: SafeText = Field(pattern=r"^[a-z-]{1,24}$")
+    card: SafeText | None = Field(default=None, min_length=2, max_length=3)
 
 
-class VoidBody(BaseModel):
+class VoidBody(Strict):
     """Why a round is voided."""
 
-    reason: str = Field(default="voided by the supervisor", max_length=200)
+    reason: SafeText = Field(default="voided by the supervisor", max_length=200)
 
 
-class InspectionBody(BaseModel):
+class InspectionBody(Strict):
     """A card reader inspection (633c.5(d)): its result and a note."""
 
-    result: str = Field(default="ok", pattern=r"^(ok|fault)$")
-    note: str = Field(default="", max_length=200)
+    result: SafeText = Field(default="ok", pattern=r"^(ok|fault)$")
+    note: SafeText = Field(default="", max_length=200)
 
 
-class DecksBody(BaseModel):
+class DecksBody(Strict):
     """New decks registered at the table (633c.5(g)): how many."""
 
     decks: int = Field(ge=1, le=8)
 
 
-class DeckInspectionBody(BaseModel):
+class DeckInspectionBody(Strict):
     """The dealer's deck inspection, verified by the floorperson (633c.5(i))."""
 
-    dealer: str = Field(min_length=1, max_length=64)
-    result: str = Field(default="ok", pattern=r"^(ok|defect)$")
-    note: str = Field(default="", max_length=200)
+    dealer: SafeText = Field(min_length=1, max_length=64)
+    result: SafeText = Field(default="ok", pattern=r"^(ok|defect)$")
+    note: SafeText = Field(default="", max_length=200)
 
 
 Setup = Callable[[Floor], Awaitable[None]]
@@ -128,6 +140,7 @@ def create_app(
     manifest_public_key: Path | None = None,
     checkpoints: CheckpointSettings | None = None,
     demo: bool = False,
+    gate: GateLimits | None = None,
 ) -> FastAPI:
     """The app for one floor on ``db_url``: the given tables, then those saved in the store;
     ``setup`` runs once the floor is up (the demo uses it to add players and tokens).
@@ -139,7 +152,8 @@ def create_app(
     (:mod:`tablejack.server.integrity`, PA 605a.4(c)). ``checkpoints``: the key that signs
     the checkpoints of the event log and the file they are appended to
     (:mod:`tablejack.store.checkpoints`; none: no signed checkpoints). ``demo``: the demo's
-    sign-in page (never on a real floor)."""
+    sign-in page (never on a real floor). ``gate``: the limits of the WebSocket before and after
+    the hello (:mod:`tablejack.server.gate`; its constants by default)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -153,6 +167,7 @@ def create_app(
             checkpointer = Checkpointer(store, key, checkpoints.file)
         app.state.checkpointer = checkpointer
         floor.auth.start()
+        app.state.gate = Gate(store, gate)
         await floor.refresh_balances()
         for config in tables or []:
             await floor.add_table(config)
@@ -189,6 +204,7 @@ def create_app(
                     await signing
             if checkpointer is not None:  # everything written is signed before the door shuts
                 await checkpointer.checkpoint("shutdown")
+            await app.state.gate.close()  # the audit rows of bad input still open
             await store.close()
 
     app = FastAPI(
@@ -203,6 +219,13 @@ def create_app(
     app.state.manifest_public_key = manifest_public_key
     app.state.checkpointer = None
     app.state.demo = demo
+    app.add_middleware(RefuseControlCharacters)  # a NUL in a path or query: 422
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, error: RequestValidationError) -> Response:
+        """422 as FastAPI answers it; the audit log counts it (one row per burst)."""
+        request.app.state.gate.invalid_request(request, error.errors())
+        return await request_validation_exception_handler(request, error)
 
     def table_of(request: Request, table_id: str) -> Table:
         table = floor_of(request).tables.get(table_id)
@@ -213,11 +236,17 @@ def create_app(
     async def refused_http(
         request: Request, refusal: RefusedError, who: Principal, table: str
     ) -> HTTPException:
-        await floor_of(request).store.audit(
-            refusal.code, refusal.message, table_id=table, actor=who[1], rule=refusal.rule
-        )
+        """409 with the refusal (503 when the store failed), written to the audit log if the
+        store takes it."""
+        try:
+            await floor_of(request).store.audit(
+                refusal.code, refusal.message, table_id=table, actor=who[1], rule=refusal.rule
+            )
+        except Exception:  # the store that failed the step may refuse this too
+            log.exception("the refusal %r could not be audited", refusal.message)
+        status = 503 if refusal.code == "storage_error" else 409
         return HTTPException(
-            409, {"code": refusal.code, "rule": refusal.rule, "message": refusal.message}
+            status, {"code": refusal.code, "rule": refusal.rule, "message": refusal.message}
         )
 
     # -- pages -----------------------------------------------------------------------------
@@ -469,17 +498,14 @@ def create_app(
     async def websocket(socket: WebSocket) -> None:
         await socket.accept()
         floor: Floor = socket.app.state.floor
+        socket_gate: Gate = socket.app.state.gate  # limits before and after the hello
         connection: Connection | None = None
+        session: Session | None = None
         writer: asyncio.Task[None] | None = None
         limit = RateLimit(*rate)
         try:
-            try:
-                first = parse_client(await _receive(socket))
-            except ValidationError:
-                await socket.close(1003, "not a protocol message")
-                return
-            if not isinstance(first, Hello):
-                await socket.close(1008, "the first message must be hello")
+            first = await socket_gate.hello(socket)
+            if first is None:
                 return
             if first.protocol != PROTOCOL_VERSION:
                 await socket.send_text(
@@ -492,18 +518,23 @@ def create_app(
                         )
                     )
                 )
-                await socket.close(1002, "protocol version")
+                await socket_gate.refuse(
+                    socket, 1002, "protocol version", terminal=first.terminal or ""
+                )
                 return
             try:
                 connection = await sign_in(floor, first, socket.cookies, socket.headers)
-            except AuthRefusedError as refusal:
-                await floor.store.audit(
-                    refusal.code, refusal.message, terminal=first.terminal or "", rule=refusal.rule
-                )
+            except AuthRefusedError as refusal:  # a failed hello: counted, audited per burst
                 await socket.send_text(
                     dumps(_error(None, refusal.code, refusal.rule, refusal.message))
                 )
-                await socket.close(1008, refusal.code)
+                await socket_gate.refuse(
+                    socket,
+                    1008,
+                    SIGN_IN_REFUSALS.get(refusal.code, refusal.code),
+                    detail=refusal.message,
+                    terminal=first.terminal or "",
+                )
                 return
             floor.connections.add(connection)
             writer = asyncio.create_task(_write(socket, connection))
@@ -518,8 +549,11 @@ def create_app(
                     "tables": [t.summary() for t in floor.tables.values()],
                 }
             )
+            session = socket_gate.session(socket, connection)
             while True:
-                text = await _receive(socket)
+                frame = await session.receive()
+                if frame is None:  # too big: closed
+                    return
                 if not floor.signed_in(connection):
                     connection.push(
                         _error(
@@ -558,22 +592,17 @@ def create_app(
                         return
                     continue
                 try:
-                    message = parse_client(text)
-                except ValidationError:
-                    await floor.store.audit(
-                        "malformed",
-                        text[:200] if isinstance(text, str) else "binary",
-                        table_id=connection.table or "",
-                        actor=connection.subject,
-                        terminal=connection.terminal,
-                        rule="protocol",
-                    )
-                    await socket.close(1003, "not a protocol message")
-                    return
+                    message = frame.message()
+                except MalformedMessageError as error:  # an error frame; the socket stays open
+                    if await session.malformed(error):
+                        return  # closed: repeated malformed messages
+                    continue
                 await _handle(floor, connection, message)
         except WebSocketDisconnect:
             pass
         finally:
+            if session is not None:
+                session.end()
             if connection is not None:
                 floor.connections.discard(connection)
                 if connection.table in floor.tables:
@@ -623,20 +652,6 @@ async def start_checkpoint(floor: Floor, checkpointer: Checkpointer) -> None:
             "last checkpoint (the tail of a crash, or writes while no server ran)",
             rule="signed checkpoints",
         )
-
-
-async def _receive(socket: WebSocket) -> str:
-    message = await socket.receive()
-    if message["type"] == "websocket.disconnect":
-        raise WebSocketDisconnect(message.get("code", 1000))
-    text = message.get("text")
-    if text is None:
-        data = message.get("bytes") or b""
-        try:
-            return bytes(data).decode()
-        except UnicodeDecodeError:
-            return "\x00"
-    return str(text)
 
 
 async def _write(socket: WebSocket, connection: Connection) -> None:

@@ -101,6 +101,7 @@ def register(app: typer.Typer) -> None:
         from tablejack.server.app import create_app
         from tablejack.server.demo import demo_setup, demo_tables, demo_urls
         from tablejack.server.floor import load_tables_file
+        from tablejack.server.gate import FRAME_MAX_BYTES
         from tablejack.server.integrity import SignatureError, key_id, load_public_key
         from tablejack.server.tls import TLSConfigError, tls_context
 
@@ -191,6 +192,7 @@ def register(app: typer.Typer) -> None:
             log_level="warning",
             ws="websockets-sansio",
             ws_per_message_deflate=False,
+            ws_max_size=FRAME_MAX_BYTES,  # a bigger frame closes with 1009 (server.gate)
             ssl_certfile=tls_cert if tls is not None else None,
             ssl_keyfile=tls_key if tls is not None else None,
         )

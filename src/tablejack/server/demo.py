@@ -21,6 +21,7 @@ from tablejack.server.adapters import ADAPTERS
 from tablejack.server.auth import DEVICE_COOKIE, SESSION_COOKIE
 from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
+from tablejack.server.text import SafeText
 from tablejack.store import credentials as creds
 from tablejack.store.vouchers import terminals
 
@@ -130,9 +131,9 @@ def demo_urls(base: str, floor_tables: list[TableConfig]) -> list[str]:
 class DemoSignIn(BaseModel):
     """Sign this browser in as a demo player at a demo terminal, or as demo staff."""
 
-    player: str | None = Field(default=None, pattern=r"^[a-z]{1,16}$")
-    terminal: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,64}$")
-    role: str | None = Field(default=None, pattern=r"^(dealer|supervisor|cashier|operator)$")
+    player: SafeText | None = Field(default=None, pattern=r"^[a-z]{1,16}$")
+    terminal: SafeText | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    role: SafeText | None = Field(default=None, pattern=r"^(dealer|supervisor|cashier|operator)$")
 
 
 def register(app: FastAPI) -> None:

@@ -21,6 +21,7 @@ from tablejack.server import protections as guard
 from tablejack.server.access import Strict, Who, floor_of, floor_refusal, need, refuse
 from tablejack.server.auth import Principal
 from tablejack.server.floor import Floor
+from tablejack.server.text import SafeText
 from tablejack.server.tilts import refresh_terminals
 from tablejack.store import meters_report, protections, tips, vouchers
 from tablejack.store.vouchers import FloorRefusedError, Movement
@@ -48,26 +49,26 @@ class CashOut(Strict):
 class VoucherIn(Strict):
     """A voucher inserted at the terminal the player is signed in at."""
 
-    code: str = Field(min_length=1, max_length=40)
+    code: SafeText = Field(min_length=1, max_length=40)
 
 
 class HandPay(Strict):
     """An attendant's hand pay."""
 
-    account: str = Field(min_length=1, max_length=64)
-    terminal: str = Field(pattern=TERMINAL)
+    account: SafeText = Field(min_length=1, max_length=64)
+    terminal: SafeText = Field(pattern=TERMINAL)
     amount: int = Field(gt=0)
-    kind: str = Field(pattern=r"^(jackpot|cancelled_credit)$")
-    reason: str = Field(default="", max_length=200)
+    kind: SafeText = Field(pattern=r"^(jackpot|cancelled_credit)$")
+    reason: SafeText = Field(default="", max_length=200)
 
 
 class TerminalBody(Strict):
     """Register, move or retire an EWT; bind it to a position (seat games); ``credential``: a
     new device credential for a terminal already registered (the old one is revoked)."""
 
-    terminal: str = Field(pattern=TERMINAL)
-    table: str = Field(min_length=1, max_length=64)
-    status: str = Field(default="active", pattern=r"^(active|retired)$")
+    terminal: SafeText = Field(pattern=TERMINAL)
+    table: SafeText = Field(min_length=1, max_length=64)
+    status: SafeText = Field(default="active", pattern=r"^(active|retired)$")
     position: int | None = Field(default=None, ge=1, le=16)
     credential: bool = False
 
@@ -75,16 +76,16 @@ class TerminalBody(Strict):
 class SettingBody(Strict):
     """One floor setting."""
 
-    key: str = Field(min_length=1, max_length=64)
+    key: SafeText = Field(min_length=1, max_length=64)
     value: Any
 
 
 class ClearBody(Strict):
     """An authorised meter clear."""
 
-    scope: str = Field(pattern=r"^(terminal|table|floor)$")
-    scope_id: str = Field(min_length=1, max_length=64)
-    reason: str = Field(min_length=1, max_length=200)
+    scope: SafeText = Field(pattern=r"^(terminal|table|floor)$")
+    scope_id: SafeText = Field(min_length=1, max_length=64)
+    reason: SafeText = Field(min_length=1, max_length=200)
 
 
 class LimitsBody(Strict):
@@ -106,15 +107,15 @@ class TipBody(Strict):
     amount is checked by the store (whole positive cents), so a bad one is refused and
     audited."""
 
-    table: str = Field(min_length=1, max_length=64)
+    table: SafeText = Field(min_length=1, max_length=64)
     amount: Any
 
 
 class TiltBody(Strict):
     """A tilt (lock) or its clear: a reason code and words."""
 
-    code: str = Field(min_length=1, max_length=32)
-    reason: str = Field(default="", max_length=200)
+    code: SafeText = Field(min_length=1, max_length=32)
+    reason: SafeText = Field(default="", max_length=200)
 
 
 def license_count(active_terminals: int, rounding: str = "up") -> int:

@@ -54,6 +54,14 @@ DAY_US = 24 * 3600 * 1_000_000
 READER_RULE = "PA 633c.5(d)"
 DECK_AGE_RULE = "PA 633c.5(g)"
 DECK_INSPECTION_RULE = "PA 633c.5(i)"
+VOID_RULE = "PA 633a.14"
+
+
+def _fault(error: BaseException) -> str:
+    """What a store's error says, in one short line (its type and first line)."""
+    lines = str(error).strip().splitlines()
+    text = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+    return text if len(text) <= 160 else text[:159] + "…"
 
 
 class RefusedError(Exception):
@@ -258,6 +266,9 @@ class Table:
         """Active tilts (PA 605a lock-out): the table's own and its terminals'
         (:mod:`tablejack.server.tilts`)."""
         self.irregular_round: str | None = None
+        self.void_failure: str | None = None
+        """Why the last void of the round in progress could not be written: the table holds
+        the round (halted) until a supervisor voids it again."""
         self.needs_reload = False
         self.inventory: ShoeInventory | None = None
         """The card inventory of the shoe in use (:mod:`tablejack.server.inventory`)."""
@@ -322,14 +333,23 @@ class Table:
             self.status = "halted"
             self.halt_reason = "irregularity before the restart; a supervisor must void the round"
         elif self.config.recovery == "void":
-            await self._void(
-                "the server restarted; the operator's policy voids the open round", by="recovery"
-            )
+            try:
+                await self._void(
+                    "the server restarted; the operator's policy voids the open round",
+                    by="recovery",
+                )
+            except RefusedError as refusal:  # held, halted: a supervisor voids it again
+                log.error("table %s: %s", self.id, refusal.message)
         else:
             log.info("table %s resumes round %s", self.id, row["id"])
             if self.status == "closed":
                 self.status = "open"
-            await self._commit_auto(self.round, [], resumed=True)
+            try:
+                await self._commit_auto(self.round, [], resumed=True)
+            except Exception as error:  # the store failed: a storage_error tilt (PA 605a)
+                from tablejack.server.tilts import storage_fault
+
+                await storage_fault(self, error)
 
     # -- procedures (633c.5(d), (g), (i)) --------------------------------------------------
 
@@ -978,79 +998,141 @@ class Table:
         payload: dict[str, Any] = {"message": message, "rule": rule}
         if code is not None:
             payload["code"] = code
-        if self.round_id is not None and self.round is not None and not self.round.is_complete:
+        in_round = (
+            self.round_id is not None and self.round is not None and not self.round.is_complete
+        )
+        if in_round:
             self.irregular_round = self.round_id
+        try:
             await self.floor.store.commit(
                 Step(
-                    self.round_id,
+                    self.round_id if in_round and self.round_id else self.procedures_id,
                     events=[EventIn("irregularity", payload, actor=by)],
-                    status="irregular",
+                    status="irregular" if in_round else None,
                     at_us=self.floor.now_us(),
                 )
             )
-        else:
-            await self.floor.store.commit(
-                Step(
-                    self.procedures_id,
-                    events=[EventIn("irregularity", payload, actor=by)],
-                    at_us=self.floor.now_us(),
-                )
-            )
-        await self.floor.store.audit("irregularity", message, table_id=self.id, actor=by, rule=rule)
+        except Exception as error:  # the table stops all the same; the tilt says why
+            fault = _fault(error)
+            log.error("table %s: the irregularity could not be written: %s", self.id, fault)
+            message = f"{message} (the irregularity could not be written: {fault})"
+            await self._reload_quietly()
+        await self._audit_quietly("irregularity", message, by, rule)
         await raise_tilt(self, tilt, message, by=by, rule=rule)
         self._changed()
 
     async def void(self, by: str, reason: str) -> dict[str, Any]:
-        """Void the round in progress and refund every unsettled wager (supervisor)."""
-        async with self.lock:
-            if self.round is None or self.round.is_complete:
-                if self.status == "halted":
-                    from tablejack.server.tilts import settle_status
+        """Void the round in progress and refund every unsettled wager (supervisor). If the
+        store fails, nothing is refunded, the round is held (halted, see :meth:`waiting_for`)
+        and the refusal (code ``storage_error``) says what failed; the supervisor voids it
+        again."""
+        try:
+            async with self.lock:
+                if self.round is None or self.round.is_complete:
+                    if self.status == "halted":
+                        from tablejack.server.tilts import settle_status
 
-                    settle_status(self)  # open unless a tilt is still active (PA 605a)
-                    self._changed()
-                    return {"ok": True, "voided": None}
-                raise RefusedError("round", "No round in progress to void.", "PA 633a.14")
-            voided = await self._void(reason, by=by)
-        self._changed()
+                        settle_status(self)  # open unless a tilt is still active (PA 605a)
+                        return {"ok": True, "voided": None}
+                    raise RefusedError("round", "No round in progress to void.", VOID_RULE)
+                voided = await self._void(reason, by=by)
+        finally:
+            self._changed()  # the clock, the automated dealer and the terminals follow
         return {"ok": True, "voided": voided}
 
     async def _void(self, reason: str, *, by: str) -> str | None:
+        """Write the round's ``void`` (every unsettled wager refunded) and drop the round. A
+        write that fails leaves the round as its log has it and raises the refusal
+        (:meth:`_void_failed`); a void that was written although the store answered with an
+        error is found in the log, here or on the retry, and never written twice."""
+        from tablejack.server.tilts import settle_status
+
         round_id = self.round_id
         assert round_id is not None
         transfers, meters = self.books.refunds(self.round.wagers, self.round.settlements)
-        await self.floor.store.commit(
-            Step(
-                round_id,
-                events=[
-                    EventIn(
-                        "void",
-                        {
-                            "reason": reason,
-                            "refunds": [
-                                {"player": t.to_account, "amount": t.amount, "wager_id": t.wager_id}
-                                for t in transfers
-                            ],
-                        },
-                        actor=by,
-                    )
-                ],
-                transfers=transfers,
-                meters=meters,
-                status="voided",
-                at_us=self.floor.now_us(),
-                actor=self.actor,
-            )
+        step = Step(
+            round_id,
+            events=[
+                EventIn(
+                    "void",
+                    {
+                        "reason": reason,
+                        "refunds": [
+                            {"player": t.to_account, "amount": t.amount, "wager_id": t.wager_id}
+                            for t in transfers
+                        ],
+                    },
+                    actor=by,
+                )
+            ],
+            transfers=transfers,
+            meters=meters,
+            status="voided",
+            at_us=self.floor.now_us(),
+            actor=self.actor,
         )
+        try:
+            if self.void_failure is None or not await self._voided_in_log(round_id):
+                await self.floor.store.commit(step)
+        except Exception as error:
+            if not await self._voided_in_log(round_id, quiet=True):
+                raise await self._void_failed(round_id, error) from error
         self.floor.book(transfers)
         self.round = None
         self.books = Books(self.id)
+        self.void_failure = None
         if self.status == "halted":
-            from tablejack.server.tilts import settle_status
-
             settle_status(self)  # open unless a tilt is still active (PA 605a)
-        await self.floor.store.audit("void", reason, table_id=self.id, actor=by)
+        await self._audit_quietly("void", reason, by)
         return round_id
+
+    async def _voided_in_log(self, round_id: str, *, quiet: bool = False) -> bool:
+        """Whether the log already holds the round's void (``quiet``: False if the store
+        does not answer)."""
+        try:
+            row = await self.floor.store.round(round_id)
+        except Exception:
+            if not quiet:
+                raise
+            log.exception("table %s: the store does not answer for round %s", self.id, round_id)
+            return False
+        return row is not None and row["status"] == "voided"
+
+    async def _void_failed(self, round_id: str, error: Exception) -> RefusedError:
+        """The void of ``round_id`` could not be written: rebuild the round from its log (as
+        :meth:`_run` does), hold it — the table halts until a supervisor voids it again — and
+        say what failed."""
+        from tablejack.server.tilts import settle_status
+
+        fault = _fault(error)
+        log.error(
+            "table %s: the void of round %s could not be written: %s", self.id, round_id, fault
+        )
+        await self._reload_quietly()
+        self.void_failure = f"the void could not be written: {fault}"
+        settle_status(self)
+        await self._audit_quietly("void_failed", f"round {round_id}: {self.void_failure}", "server")
+        return RefusedError(
+            "storage_error",
+            f"Round {round_id} was not voided: the store failed ({fault}). Nothing was "
+            "refunded; the table holds the round until it is voided again.",
+            VOID_RULE,
+        )
+
+    async def _reload_quietly(self) -> None:
+        """:meth:`_reload`, and if the store does not answer, remember to reload later."""
+        try:
+            await self._reload()
+        except Exception:
+            self.needs_reload = True
+            log.exception("table %s: the round could not be rebuilt from its log", self.id)
+
+    async def _audit_quietly(self, kind: str, message: str, by: str, rule: str = "") -> None:
+        """An audit entry; a store that refuses it is logged, and the step it reports stands."""
+        try:
+            await self.floor.store.audit(kind, message, table_id=self.id, actor=by, rule=rule)
+        except Exception:
+            log.exception("table %s: the audit entry %r could not be written", self.id, kind)
 
     # -- the countdown clock and the automated dealer ----------------------------------------
 
@@ -1156,8 +1238,26 @@ class Table:
             "source": self.config.source,
             "automated": self.config.automated,
             "halt_reason": self.halt_reason,
+            "waiting_for": self.waiting_for(),
             "tilts": self.tilts,
         }
+
+    def waiting_for(self) -> str | None:
+        """What a halted table waits for before play goes on, in words (None: it waits for
+        nothing)."""
+        from tablejack.server.tilts import table_tilts
+
+        if self.status != "halted":
+            return None
+        needs = [f"clear the tilt {t['code']}" for t in table_tilts(self)]
+        round_open = self.round is not None and not self.round.is_complete
+        if round_open and self.void_failure is not None:
+            needs.append(f"void round {self.round_id} ({self.void_failure})")
+        elif round_open and self.irregular_round == self.round_id:
+            needs.append(f"void round {self.round_id}")
+        if not needs:
+            return self.halt_reason or None
+        return "a supervisor to " + " and to ".join(needs)
 
     def info(self) -> dict[str, Any]:
         """What a terminal needs once to draw the table: layout and the rules icon."""
@@ -1227,6 +1327,7 @@ class Table:
             "seq": self.last_seq,
             "view": view,
             "next": self.next_instruction(),
+            "waiting_for": self.waiting_for(),
             "countdown": self.countdown(),
             "procedures": self.procedures_state(),
             "transcript": None if round_ is None else transcript(round_),

@@ -11,24 +11,25 @@ from collections import Counter
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from tablejack.server.access import Who, floor_of
+from tablejack.server.access import Strict, Who, floor_of
 from tablejack.server.auth import Principal
 from tablejack.server.inventory import _code, counts_of, load, unload, virtual_load
 from tablejack.server.table import RefusedError, Table
+from tablejack.server.text import SafeText
 from tablejack.server.tilts import TABLE_TILT_RULE, clear_table, raise_tilt, refresh_terminals
 from tablejack.store.protections import TILT_CODES
 
 __all__ = ["ShoeCount", "TableTiltBody", "register"]
 
 
-class ShoeCount(BaseModel):
+class ShoeCount(Strict):
     """A shoe's count: per card code (``counts``), or the codes as read (``cards``, one per
-    card, e.g. ``"AS AS 2S …"``), or both (added)."""
+    card separated by spaces, e.g. ``"AS AS 2S …"``), or both (added)."""
 
-    counts: dict[str, int] = Field(default_factory=dict)
-    cards: str = Field(default="", max_length=20_000)
+    counts: dict[SafeText, int] = Field(default_factory=dict)
+    cards: SafeText = Field(default="", max_length=20_000)
 
     def total(self) -> dict[str, int]:
         """The counts per code."""
@@ -99,11 +100,11 @@ def register_shoe(app: FastAPI) -> None:
         }
 
 
-class TableTiltBody(BaseModel):
+class TableTiltBody(Strict):
     """A table tilt by staff, or a supervisor's clear: a code and the reason."""
 
-    code: str = Field(min_length=1, max_length=32)
-    reason: str = Field(default="", max_length=200)
+    code: SafeText = Field(min_length=1, max_length=32)
+    reason: SafeText = Field(default="", max_length=200)
 
 
 def register_tilts(app: FastAPI) -> None:

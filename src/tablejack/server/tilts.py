@@ -86,11 +86,18 @@ def _irregular(table: Table) -> bool:
 
 
 def settle_status(table: Table) -> None:
-    """Halted while a table tilt is active or an irregular round awaits its void; else open."""
+    """Halted while a table tilt is active, an irregular round awaits its void or a void
+    that could not be written awaits its retry; else open."""
     active = table_tilts(table)
     if active:
         table.status = "halted"
         table.halt_reason = "; ".join(f"tilt {t['code']}: {t['message']}" for t in active)
+    elif table.void_failure is not None and table.round is not None:
+        table.status = "halted"
+        table.halt_reason = (
+            f"round {table.round_id} was not voided ({table.void_failure}); a supervisor must "
+            "void it again"
+        )
     elif _irregular(table):
         table.status = "halted"
         table.halt_reason = (

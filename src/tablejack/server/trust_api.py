@@ -31,6 +31,7 @@ from pydantic import Field
 from tablejack.server.access import Strict, Who, floor_of, floor_refusal, need, refuse
 from tablejack.server.auth import DEVICE_COOKIE, SESSION_COOKIE, AuthRefusedError
 from tablejack.server.floor import Floor
+from tablejack.server.text import SafeText
 from tablejack.store import StoreError
 from tablejack.store import credentials as creds
 from tablejack.store.checkpoints import Checkpointer
@@ -95,45 +96,45 @@ class SignIn(Strict):
     """A sign-in: the person's token, and for a player the terminal (unless this browser is an
     enrolled terminal)."""
 
-    token: str = Field(min_length=1, max_length=128)
-    terminal: str | None = Field(default=None, pattern=NAME)
-    terminal_key: str | None = Field(default=None, min_length=1, max_length=128)
+    token: SafeText = Field(min_length=1, max_length=128)
+    terminal: SafeText | None = Field(default=None, pattern=NAME)
+    terminal_key: SafeText | None = Field(default=None, min_length=1, max_length=128)
 
 
 class Enrol(Strict):
     """A browser becomes a registered terminal."""
 
-    terminal: str = Field(pattern=NAME)
-    terminal_key: str = Field(min_length=1, max_length=128)
+    terminal: SafeText = Field(pattern=NAME)
+    terminal_key: SafeText = Field(min_length=1, max_length=128)
 
 
 class TokenBody(Strict):
     """A credential to issue."""
 
-    role: str = Field(pattern=r"^(player|dealer|supervisor|cashier|operator)$")
-    subject: str = Field(pattern=NAME)
+    role: SafeText = Field(pattern=r"^(player|dealer|supervisor|cashier|operator)$")
+    subject: SafeText = Field(pattern=NAME)
     lifetime_s: int | None = Field(default=None, ge=60, le=5 * 365 * 86400)
-    label: str = Field(default="", max_length=64, pattern=r"^[^\x00-\x1f\x7f]*$")
+    label: SafeText = Field(default="", max_length=64)
 
 
 class AccountBody(Strict):
     """A player's game account to open at the cage."""
 
-    player: str = Field(pattern=r"^[A-Za-z0-9_.@-]{1,64}$")
-    name: str = Field(default="", max_length=128, pattern=r"^[^\x00-\x1f\x7f]*$")
+    player: SafeText = Field(pattern=r"^[A-Za-z0-9_.@-]{1,64}$")
+    name: SafeText = Field(default="", max_length=128)
 
 
 class CreditBody(Strict):
     """Credit sold at the cage for cash."""
 
-    account: str = Field(pattern=r"^[A-Za-z0-9_.@:-]{1,64}$")
+    account: SafeText = Field(pattern=r"^[A-Za-z0-9_.@:-]{1,64}$")
     amount: int = Field(gt=0, le=10**11)
 
 
 class VoucherBody(Strict):
     """A voucher presented at the cage."""
 
-    code: str = Field(min_length=1, max_length=40, pattern=r"^[0-9 -]+$")
+    code: SafeText = Field(min_length=1, max_length=40, pattern=r"^[0-9 -]+$")
 
 
 def _cookie(request: Request, response: Response, name: str, value: str, expires_us: int) -> None:

@@ -40,19 +40,50 @@ export function cards(codes) {
   return el("div", { class: "cards" }, (codes || []).map(card));
 }
 
+// Dollars typed in a box ("10", "12.5", "12.50") as whole cents, or null: not a number of
+// dollars and cents (empty, negative, a fraction of a cent, "1e3") or below `least` cents.
+export function cents(text, least = 1) {
+  const m = /^\s*(\d{1,9})(?:[.,](\d{1,2}))?\s*$/.exec(String(text ?? ""));
+  if (!m) return null;
+  const value = Number(m[1]) * 100 + Number((m[2] || "").padEnd(2, "0"));
+  return value >= least ? value : null;
+}
+
+// The WebSocket of a page. It says hello on every (re)connection; when the socket closes it
+// reports {type: "closed", code, reason, retry_ms} and opens a new one after 1 s, 2 s, 4 s …
+// (at most 30 s; back to 1 s once a hello is welcomed), so a page is never left dead. The
+// page re-joins its table when it gets the new "welcome".
 export class Socket {
   constructor(token, terminal, onMessage) {
     this.token = token; this.terminal = terminal; this.onMessage = onMessage; this.counter = 0;
+    this.delay = 1000;
     this.open();
   }
   open() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    this.ws = new WebSocket(`${scheme}://${location.host}/ws`);
-    this.ws.addEventListener("open", () => this.raw({ type: "hello", protocol: PROTOCOL, token: this.token, terminal: this.terminal }));
-    this.ws.addEventListener("message", (event) => this.onMessage(JSON.parse(event.data)));
-    this.ws.addEventListener("close", (event) => this.onMessage({ type: "closed", code: event.code, reason: event.reason }));
+    const ws = new WebSocket(`${scheme}://${location.host}/ws`);
+    this.ws = ws;
+    ws.addEventListener("open", () => this.raw({ type: "hello", protocol: PROTOCOL, token: this.token, terminal: this.terminal }));
+    ws.addEventListener("message", (event) => {
+      let message;
+      try { message = JSON.parse(event.data); } catch { return; }
+      if (message.type === "welcome") this.delay = 1000;
+      this.onMessage(message);
+    });
+    ws.addEventListener("close", (event) => {
+      if (ws !== this.ws) return;
+      const wait = this.delay;
+      this.delay = Math.min(this.delay * 2, 30000);
+      setTimeout(() => this.open(), wait);
+      this.onMessage({ type: "closed", code: event.code, reason: event.reason, retry_ms: wait });
+    });
   }
-  raw(message) { this.ws.send(JSON.stringify(message)); }
+  get connected() { return this.ws.readyState === WebSocket.OPEN; }
+  raw(message) {
+    if (this.ws.readyState !== WebSocket.OPEN) return false;
+    this.ws.send(JSON.stringify(message));
+    return true;
+  }
   send(message) {
     const id = `${this.terminal}-${Date.now()}-${++this.counter}`;
     this.raw({ ...message, id });
