@@ -1,5 +1,12 @@
-"""What every browser test needs: Debian's Chromium driven by Playwright, and an app served by
-uvicorn in a thread on a free port (fixture ``browser_kit``)."""
+"""What every browser test needs: Debian's Chromium driven by Playwright, an app served by
+uvicorn in a thread on a free port, and signing in as the pages' users do (fixture
+``browser_kit``).
+
+No test puts a credential in a URL: a browser context (one cookie jar, one identity) signs in
+with the pages' own forms (:meth:`BrowserKit.sign_in_with_forms`) or, where the test is not
+about signing in, with the requests those forms make (:meth:`BrowserKit.sign_in`). Every URL a
+context made by :meth:`BrowserKit.context` shows or asks for is recorded, and after each test
+none may hold a token (``token=``) or any secret a test signed in with."""
 
 from __future__ import annotations
 
@@ -13,12 +20,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
 
 class BrowserKit:
-    """The browser to launch and a way to serve an app for it."""
+    """The browser to launch, a way to serve an app for it, and signing in."""
 
     chromium = os.environ.get("TABLEJACK_CHROMIUM", "/usr/bin/chromium")
     args = (
@@ -31,6 +39,12 @@ class BrowserKit:
         "--disable-component-update",
         "--disable-sync",
     )
+
+    def __init__(self) -> None:
+        self.urls: list[str] = []
+        """Every URL the contexts of the current test showed or asked for."""
+        self.secrets: set[str] = set()
+        """The tokens and terminal credentials the current test signed in with."""
 
     def missing(self) -> str | None:
         """Why the browser tests cannot run here, or None."""
@@ -53,6 +67,65 @@ class BrowserKit:
     def launch(self, playwright: Any) -> Any:
         """Chromium, headless, from its Debian path (never a downloaded browser)."""
         return playwright.chromium.launch(executable_path=self.chromium, args=list(self.args))
+
+    def context(self, browser: Any, **options: Any) -> Any:
+        """A new browser context — its own cookie jar, so its own identity — whose every page
+        URL, request URL and WebSocket URL is recorded for :meth:`check_urls`."""
+        context = browser.new_context(**options)
+        context.on("request", lambda request: self.urls.append(request.url))
+        context.on("page", self._watch)
+        return context
+
+    def _watch(self, page: Any) -> None:
+        page.on("framenavigated", lambda frame: self.urls.append(frame.url))
+        page.on("websocket", lambda socket: self.urls.append(socket.url))
+
+    def secret(self, *secrets: str) -> None:
+        """Secrets no URL may show (besides those :meth:`sign_in` learns)."""
+        self.secrets.update(secrets)
+
+    def sign_in(
+        self,
+        page: Any,
+        server: str,
+        token: str,
+        terminal: str | None = None,
+        key: str | None = None,
+    ) -> None:
+        """Sign ``page``'s browser context in as the forms do, without the forms: a player's
+        browser is first enrolled as ``terminal`` (its device credential ``key``,
+        ``POST /api/terminal/enrol``), then ``POST /api/session`` with the token in the body.
+        The context's requests share its cookie jar, so its pages are then signed in."""
+        self.secret(token, *(k for k in (key,) if k))
+        request = page.context.request
+        if terminal is not None:
+            enrolled = request.post(
+                f"{server}/api/terminal/enrol", data={"terminal": terminal, "terminal_key": key}
+            )
+            assert enrolled.ok, enrolled.text()
+        session = request.post(f"{server}/api/session", data={"token": token})
+        assert session.ok, session.text()
+
+    def sign_in_with_forms(
+        self, page: Any, token: str, terminal: str | None = None, key: str | None = None
+    ) -> None:
+        """Sign in with the sign-in form the page shows: on the terminal page of a browser that
+        is not yet a terminal, enrol it as ``terminal`` with ``key`` first."""
+        self.secret(token, *(k for k in (key,) if k))
+        if terminal is not None:
+            page.get_by_test_id("enrol-terminal").fill(terminal)
+            page.get_by_test_id("enrol-key").fill(key or "")
+            page.get_by_test_id("enrol-submit").click()
+        page.get_by_test_id("signin-token").fill(token)
+        page.get_by_test_id("signin-submit").click()
+
+    def check_urls(self) -> None:
+        """No URL recorded holds a token parameter or a secret the test signed in with."""
+        for url in self.urls:
+            names = {name.lower() for name, _ in parse_qsl(urlsplit(url).query)}
+            assert "token" not in names and "token=" not in url.lower(), url
+            for secret in self.secrets:
+                assert secret not in url, (secret, url)
 
     @contextlib.contextmanager
     def serve(self, app: Any) -> Iterator[str]:
@@ -84,3 +157,12 @@ class BrowserKit:
 @pytest.fixture(scope="session")
 def browser_kit() -> BrowserKit:
     return BrowserKit()
+
+
+@pytest.fixture(autouse=True)
+def no_token_in_any_url(browser_kit: BrowserKit) -> Iterator[None]:
+    """After each browser test: no page, request or socket URL held a credential."""
+    browser_kit.urls.clear()
+    browser_kit.secrets.clear()
+    yield
+    browser_kit.check_urls()

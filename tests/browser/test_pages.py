@@ -1,6 +1,7 @@
 """The pages in a real browser (Playwright driving Debian's Chromium): two terminals on one
 version A table, one hitting and one standing on the countdown, the dealer console dealing,
-and the supervisor recalling the round."""
+and the supervisor recalling the round. Each person signs in in a browser context of his own
+(its cookie jar); no URL carries a token."""
 
 from __future__ import annotations
 
@@ -29,8 +30,10 @@ def server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterat
     async def setup(floor: Floor) -> None:
         for player in ("ann", "bob"):
             await floor.add_player(player, 100_000, f"tok-{player}")
-        await floor.store.issue_token("dealer", "dana", "tok-dealer")
-        await floor.store.issue_token("supervisor", "sam", "tok-super")
+        await floor.issue_token("dealer", "dana", "tok-dealer")
+        await floor.issue_token("supervisor", "sam", "tok-super")
+        for terminal, table in (("EWT-1", "A1"), ("EWT-2", "A1"), ("EWT-3", "A2"), ("EWT-9", "M1")):
+            await floor.register_terminal(terminal, table, key=f"key-{terminal}")
 
     table = TableConfig(
         "A1",
@@ -71,12 +74,15 @@ def test_two_terminals_play_a_round_and_the_supervisor_recalls_it(
         browser = browser_kit.launch(playwright)
         try:
             tablet: Any = {"viewport": {"width": 1024, "height": 768}}
-            dealer = browser.new_page(**tablet)
-            ann = browser.new_page(**tablet)
-            bob = browser.new_page(**tablet)
-            dealer.goto(f"{server}/static/dealer.html?token=tok-dealer&table=A1")
-            ann.goto(f"{server}/static/terminal.html?token=tok-ann&table=A1&terminal=EWT-1")
-            bob.goto(f"{server}/static/terminal.html?token=tok-bob&table=A1&terminal=EWT-2")
+            dealer = browser_kit.context(browser, **tablet).new_page()
+            ann = browser_kit.context(browser, **tablet).new_page()
+            bob = browser_kit.context(browser, **tablet).new_page()
+            browser_kit.sign_in(dealer, server, "tok-dealer")
+            browser_kit.sign_in(ann, server, "tok-ann", "EWT-1", "key-EWT-1")
+            browser_kit.sign_in(bob, server, "tok-bob", "EWT-2", "key-EWT-2")
+            dealer.goto(f"{server}/static/dealer.html?table=A1")
+            ann.goto(f"{server}/static/terminal.html")
+            bob.goto(f"{server}/static/terminal.html")
             expect(ann.get_by_test_id("balance")).to_have_text("$1,000.00")
 
             # the game rules icon (633c.5(c)(2)-(3))
@@ -117,8 +123,9 @@ def test_two_terminals_play_a_round_and_the_supervisor_recalls_it(
                 "stands (countdown default)"
             )
 
-            supervisor = browser.new_page(**tablet)
-            supervisor.goto(f"{server}/static/supervisor.html?token=tok-super")
+            supervisor = browser_kit.context(browser, **tablet).new_page()
+            browser_kit.sign_in(supervisor, server, "tok-super")
+            supervisor.goto(f"{server}/static/supervisor.html")
             expect(supervisor.get_by_test_id("meters")).to_contain_text("blackjack")
             supervisor.get_by_test_id("round-id").fill("A1-000001")
             supervisor.get_by_test_id("recall").click()
@@ -147,8 +154,9 @@ def test_nj_mab_f1_a_multi_action_terminal_places_three_spot_wagers(
     with sync_playwright() as playwright:
         browser = browser_kit.launch(playwright)
         try:
-            page = browser.new_page(viewport={"width": 1024, "height": 768})
-            page.goto(f"{server}/static/terminal.html?token=tok-bob&table=M1&terminal=EWT-9")
+            page = browser_kit.context(browser, viewport={"width": 1024, "height": 768}).new_page()
+            browser_kit.sign_in(page, server, "tok-bob", "EWT-9", "key-EWT-9")
+            page.goto(f"{server}/static/terminal.html")
             expect(page.get_by_test_id("spots")).to_be_visible()
             expect(page.get_by_test_id("wager")).to_be_hidden()
             dealer = page.request.post(
@@ -188,10 +196,12 @@ def test_633a10_a_terminal_doubles_for_less_with_the_amount_typed(
         browser = browser_kit.launch(playwright)
         try:
             tablet: Any = {"viewport": {"width": 1024, "height": 768}}
-            dealer = browser.new_page(**tablet)
-            ann = browser.new_page(**tablet)
-            dealer.goto(f"{server}/static/dealer.html?token=tok-dealer&table=A2")
-            ann.goto(f"{server}/static/terminal.html?token=tok-ann&table=A2&terminal=EWT-3")
+            dealer = browser_kit.context(browser, **tablet).new_page()
+            ann = browser_kit.context(browser, **tablet).new_page()
+            browser_kit.sign_in(dealer, server, "tok-dealer")
+            browser_kit.sign_in(ann, server, "tok-ann", "EWT-3", "key-EWT-3")
+            dealer.goto(f"{server}/static/dealer.html?table=A2")
+            ann.goto(f"{server}/static/terminal.html")
             dealer.get_by_test_id("open-round").click()
             expect(dealer.get_by_test_id("next")).to_contain_text("Wagering is open")
             balance = ann.get_by_test_id("balance")

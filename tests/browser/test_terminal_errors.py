@@ -30,7 +30,8 @@ def served(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterat
 
     async def setup(floor: Floor) -> None:
         await floor.add_player("ann", 100_000, "tok-ann")
-        await floor.store.issue_token("dealer", "dana", "tok-dealer")
+        await floor.issue_token("dealer", "dana", "tok-dealer")
+        await floor.register_terminal("EWT-1", "E1", key="key-EWT-1")
         running["floor"], running["loop"] = floor, asyncio.get_running_loop()
 
     table = TableConfig(
@@ -61,8 +62,10 @@ def test_a_bad_amount_is_refused_on_the_page_an_error_frame_is_shown_and_the_pag
     with sync_playwright() as playwright:
         browser = browser_kit.launch(playwright)
         try:
-            page: Any = browser.new_page(viewport={"width": 1024, "height": 768})
-            page.goto(f"{server}/static/terminal.html?token=tok-ann&table=E1&terminal=EWT-1")
+            context = browser_kit.context(browser, viewport={"width": 1024, "height": 768})
+            page: Any = context.new_page()
+            browser_kit.sign_in(page, server, "tok-ann", "EWT-1", "key-EWT-1")
+            page.goto(f"{server}/static/terminal.html")
             balance = page.get_by_test_id("balance")
             expect(balance).to_have_text("$1,000.00")
             opened = page.request.post(

@@ -27,7 +27,9 @@ def server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterat
 
     async def setup(floor: Floor) -> None:
         await floor.add_player("ann", 100_000, "tok-ann")
-        await floor.store.issue_token("dealer", "dana", "tok-dealer")
+        await floor.issue_token("dealer", "dana", "tok-dealer")
+        await floor.register_terminal("EWT-1", "P1", key="key-EWT-1")
+        await floor.register_terminal("EWT-2", "P2", key="key-EWT-2")
 
     table = TableConfig(
         "P1",
@@ -62,9 +64,10 @@ def test_605a_terminal_in_spanish_confirms_repeats_and_holds_the_result(
     with sync_playwright() as playwright:
         browser = browser_kit.launch(playwright)
         try:
-            page: Any = browser.new_page(viewport={"width": 1024, "height": 768})
-            url = f"{server}/static/terminal.html?token=tok-ann&table=P1&terminal=EWT-1"
-            page.goto(url)
+            context = browser_kit.context(browser, viewport={"width": 1024, "height": 768})
+            page: Any = context.new_page()
+            browser_kit.sign_in(page, server, "tok-ann", "EWT-1", "key-EWT-1")
+            page.goto(f"{server}/static/terminal.html")
             expect(page.get_by_test_id("balance")).to_have_text("$1,000.00")
             expect(page.get_by_test_id("wager")).to_have_text("Place Blackjack wager")
 
@@ -165,10 +168,10 @@ def test_605a_result_hold_time_passes_without_the_player(server: str, browser_ki
     with sync_playwright() as playwright:
         browser = browser_kit.launch(playwright)
         try:
-            page: Any = browser.new_page(viewport={"width": 1024, "height": 768})
-            page.goto(
-                f"{server}/static/terminal.html?token=tok-ann&table=P2&terminal=EWT-2&lang=en"
-            )
+            context = browser_kit.context(browser, viewport={"width": 1024, "height": 768})
+            page: Any = context.new_page()
+            browser_kit.sign_in(page, server, "tok-ann", "EWT-2", "key-EWT-2")
+            page.goto(f"{server}/static/terminal.html?lang=en")
             expect(page.get_by_test_id("wager")).to_have_text("Place Blackjack wager")
             dealer("open-round")
             page.get_by_test_id("position-1").click()

@@ -25,8 +25,9 @@ def server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterat
 
     async def setup(floor: Floor) -> None:
         await floor.add_player("ann", 100_000, "tok-ann")
-        await floor.store.issue_token("dealer", "dana", "tok-dealer")
-        await floor.store.issue_token("supervisor", "sam", "tok-super")
+        await floor.issue_token("dealer", "dana", "tok-dealer")
+        await floor.issue_token("supervisor", "sam", "tok-super")
+        await floor.register_terminal("EWT-1", "C1", key="key-EWT-1")
 
     table = TableConfig(
         "C1",
@@ -66,10 +67,12 @@ def test_605a_tilt_pages_show_the_lock_and_the_supervisor_clears_it(
         browser = browser_kit.launch(playwright)
         try:
             tablet: Any = {"viewport": {"width": 1024, "height": 768}}
-            dealer = browser.new_page(**tablet)
-            ann = browser.new_page(**tablet)
-            dealer.goto(f"{server}/static/dealer.html?token=tok-dealer&table=C1")
-            ann.goto(f"{server}/static/terminal.html?token=tok-ann&table=C1&terminal=EWT-1")
+            dealer = browser_kit.context(browser, **tablet).new_page()
+            ann = browser_kit.context(browser, **tablet).new_page()
+            browser_kit.sign_in(dealer, server, "tok-dealer")
+            browser_kit.sign_in(ann, server, "tok-ann", "EWT-1", "key-EWT-1")
+            dealer.goto(f"{server}/static/dealer.html?table=C1")
+            ann.goto(f"{server}/static/terminal.html")
             expect(ann.get_by_test_id("balance")).to_have_text("$1,000.00")
             short = " ".join(card.code for card in full_deck()[:-1])
             assert _post(f"{server}/api/tables/C1/shoe/load", "tok-dealer", {"cards": short}) == 409
@@ -77,10 +80,11 @@ def test_605a_tilt_pages_show_the_lock_and_the_supervisor_clears_it(
             expect(dealer.get_by_test_id("tilts")).to_contain_text("TABLE locked — card_inventory")
             expect(dealer.get_by_test_id("next")).to_contain_text("STOP")
 
-            supervisor = browser.new_page(**tablet)
+            supervisor = browser_kit.context(browser, **tablet).new_page()
             answers = iter(["replaced", "deck replaced"])
             supervisor.on("dialog", lambda dialog: dialog.accept(next(answers)))
-            supervisor.goto(f"{server}/static/supervisor.html?token=tok-super")
+            browser_kit.sign_in(supervisor, server, "tok-super")
+            supervisor.goto(f"{server}/static/supervisor.html")
             supervisor.get_by_test_id("clear-C1").click()
             expect(dealer.get_by_test_id("tilts")).to_have_text("")
             expect(ann.get_by_test_id("lock")).to_have_text("")

@@ -233,8 +233,9 @@ def test_605a_tls_the_card_reader_port_speaks_tls(server: Server) -> None:
 
 
 def test_605a_tls_the_pages_work_under_https(server: Server) -> None:
-    """A terminal page loaded over HTTPS opens its socket with wss and plays; the supervisor page
-    shows the release manifest's signature checked with the key given to ``serve``."""
+    """Signed in with the demo's sign-in over HTTPS (no token in any URL), a terminal page
+    opens its socket with wss and plays; the supervisor page shows the release manifest's
+    signature checked with the key given to ``serve``."""
     chromium = os.environ.get("TABLEJACK_CHROMIUM", "/usr/bin/chromium")
     reason = None if Path(chromium).exists() else f"Chromium not found at {chromium}"
     try:
@@ -252,20 +253,39 @@ def test_605a_tls_the_pages_work_under_https(server: Server) -> None:
             executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"]
         )
         try:
-            context = browser.new_context(ignore_https_errors=True)  # the self-signed certificate
+            urls: list[str] = []
             sockets: list[str] = []
-            page = context.new_page()
-            page.on("websocket", lambda ws: sockets.append(ws.url))
-            page.goto(f"{base}/static/terminal.html?token=demo-cat&table=A1&terminal=EWT-9")
+
+            def browser_of_one_person() -> Any:  # a cookie jar: one identity
+                context = browser.new_context(ignore_https_errors=True)  # self-signed certificate
+                context.on("request", lambda request: urls.append(request.url))
+                page = context.new_page()
+                page.on("framenavigated", lambda frame: urls.append(frame.url))
+                page.on("websocket", lambda ws: sockets.append(ws.url))
+                return page
+
+            def demo_sign_in(page: Any, **who: str) -> None:  # the demo's one-click sign-in
+                answer = page.context.request.post(f"{base}/api/demo/sign-in", data=who)
+                assert answer.ok, answer.text()
+                page.goto(f"{base}{answer.json()['page']}")
+
+            page = browser_of_one_person()
+            demo_sign_in(page, player="cat", terminal="A1-EWT2")
             expect(page.get_by_test_id("balance")).to_have_text("$1,000.00")
+            expect(page.get_by_test_id("who")).to_have_text("cat · A1-EWT2")
             assert sockets == [f"wss://127.0.0.1:{server.port}/ws"]
-            supervisor = context.new_page()
-            supervisor.goto(f"{base}/static/supervisor.html?token=demo-supervisor")
+            session = next(c for c in page.context.cookies() if c["name"] == "tj_session")
+            assert session["httpOnly"] and session["sameSite"] == "Strict"
+            supervisor = browser_of_one_person()
+            demo_sign_in(supervisor, role="supervisor")
             expect(supervisor.locator("#software-state")).to_contain_text(
                 "its signature verified (key "
             )
         finally:
             browser.close()
+    assert f"{base}/static/terminal.html?table=A1" in urls
+    for url in urls + sockets:
+        assert "token" not in url and "demo-" not in url, url
 
 
 def test_605a4c_serve_checks_the_manifest_signature_with_its_key(server: Server) -> None:

@@ -1,5 +1,11 @@
-// Shared helpers of the tablejack pages: cards, money, the WebSocket protocol (version 1).
-export const PROTOCOL = 1;
+// Shared helpers of the tablejack pages: cards, money, the WebSocket protocol (version 2), the
+// REST API and signing in. A page never carries a credential in its URL: it signs in with a
+// form (POST /api/session, the token in the body) and the server keeps the session in an
+// HttpOnly, SameSite=Strict cookie the page's scripts cannot read; every request of the page
+// and its WebSocket's hello go with that cookie.
+import { t } from "/static/i18n.js";
+
+export const PROTOCOL = 2;
 const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
 
 export function params() {
@@ -49,13 +55,17 @@ export function cents(text, least = 1) {
   return value >= least ? value : null;
 }
 
-// The WebSocket of a page. It says hello on every (re)connection; when the socket closes it
-// reports {type: "closed", code, reason, retry_ms} and opens a new one after 1 s, 2 s, 4 s …
-// (at most 30 s; back to 1 s once a hello is welcomed), so a page is never left dead. The
-// page re-joins its table when it gets the new "welcome".
+// The WebSocket of a page, signed in by the page's session cookie (the hello carries no
+// credential). It says hello on every (re)connection; when the socket closes it reports
+// {type: "closed", code, reason, retry_ms} and opens a new one after 1 s, 2 s, 4 s … (at most
+// 30 s; back to 1 s once a hello is welcomed), so a page is never left dead. The page re-joins
+// its table when it gets the new "welcome". When the server refuses the socket because the
+// session is gone (expired, revoked, signed out in another tab), the socket stops and the page
+// reloads, which shows its sign-in form.
+const SESSION_GONE = ["auth", "credential"];
 export class Socket {
-  constructor(token, terminal, onMessage) {
-    this.token = token; this.terminal = terminal; this.onMessage = onMessage; this.counter = 0;
+  constructor(onMessage) {
+    this.onMessage = onMessage; this.counter = 0; this.label = "page"; this.stopped = false;
     this.delay = 1000;
     this.open();
   }
@@ -63,21 +73,29 @@ export class Socket {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     const ws = new WebSocket(`${scheme}://${location.host}/ws`);
     this.ws = ws;
-    ws.addEventListener("open", () => this.raw({ type: "hello", protocol: PROTOCOL, token: this.token, terminal: this.terminal }));
+    ws.addEventListener("open", () => this.raw({ type: "hello", protocol: PROTOCOL }));
     ws.addEventListener("message", (event) => {
       let message;
       try { message = JSON.parse(event.data); } catch { return; }
-      if (message.type === "welcome") this.delay = 1000;
+      if (message.type === "welcome") { this.delay = 1000; this.label = message.terminal || this.label; }
+      if (message.type === "error" && !message.id && SESSION_GONE.includes(message.code)) this.checkSession();
       this.onMessage(message);
     });
     ws.addEventListener("close", (event) => {
-      if (ws !== this.ws) return;
+      if (ws !== this.ws || this.stopped) return;
       const wait = this.delay;
       this.delay = Math.min(this.delay * 2, 30000);
-      setTimeout(() => this.open(), wait);
+      setTimeout(() => { if (!this.stopped) this.open(); }, wait);
       this.onMessage({ type: "closed", code: event.code, reason: event.reason, retry_ms: wait });
     });
   }
+  async checkSession() {
+    const me = await signedIn().catch(() => undefined);
+    if (me !== null || this.stopped) return;  // still signed in (or the server is away)
+    this.stop();
+    location.reload();
+  }
+  stop() { this.stopped = true; this.ws.close(); }
   get connected() { return this.ws.readyState === WebSocket.OPEN; }
   raw(message) {
     if (this.ws.readyState !== WebSocket.OPEN) return false;
@@ -85,20 +103,152 @@ export class Socket {
     return true;
   }
   send(message) {
-    const id = `${this.terminal}-${Date.now()}-${++this.counter}`;
+    const id = `${this.label}-${Date.now()}-${++this.counter}`;
     this.raw({ ...message, id });
     return id;
   }
 }
 
-export async function api(path, token, options = {}) {
+// The server's refusal as one line: its sentence and rule, or whatever detail it gave.
+export function refusalText(body, otherwise = "") {
+  const detail = body && body.detail;
+  if (detail && typeof detail === "object" && !Array.isArray(detail) && detail.message)
+    return detail.rule ? `${detail.message} [${detail.rule}]` : detail.message;
+  if (typeof detail === "string") return detail;
+  return detail ? JSON.stringify(detail) : otherwise;
+}
+
+// A same-origin request of the REST API with the page's session cookie: the JSON answer, or
+// an Error carrying the server's detail (and the status).
+export async function api(path, options = {}) {
   const response = await fetch(path, {
     ...options,
-    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json", ...(options.headers || {}) },
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", ...(options.headers || {}) },
   });
   const body = await response.json().catch(() => null);
-  if (!response.ok) throw new Error(body && body.detail ? JSON.stringify(body.detail) : response.statusText);
+  if (!response.ok) {
+    const error = new Error(refusalText(body, response.statusText));
+    error.status = response.status;
+    throw error;
+  }
   return body;
+}
+
+// Who this browser is signed in as — GET /api/me: {role, subject, terminal, expires_us,
+// balance} — or null when it is not signed in (401).
+export async function signedIn() {
+  const response = await fetch("/api/me", { credentials: "same-origin" });
+  if (response.status === 401) return null;
+  if (!response.ok) throw new Error(`GET /api/me: ${response.status} ${response.statusText}`);
+  return response.json();
+}
+
+// The terminal this browser is enrolled as — {terminal, table, position} — or null.
+export async function enrolledTerminal() {
+  const response = await fetch("/api/terminal", { credentials: "same-origin" });
+  return response.ok ? response.json() : null;
+}
+
+// Sign out (the server revokes the session and clears its cookie); the page then shows its
+// sign-in form.
+export async function signOut() {
+  await fetch("/api/session", { method: "DELETE", credentials: "same-origin" }).catch(() => null);
+  location.reload();
+}
+
+async function postJSON(path, body) {
+  const response = await fetch(path, {
+    method: "POST", credentials: "same-origin",
+    headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  });
+  const answer = await response.json().catch(() => null);
+  return { ok: response.ok, answer, refusal: refusalText(answer, `${response.status} ${response.statusText}`) };
+}
+
+// Fixed text of the sign-in form, marked data-i18n: the terminal page shows it in the player's
+// language (the other pages have no catalog loaded and show the English).
+function words(tag, key, english, attrs = {}) {
+  return el(tag, { ...attrs, "data-i18n": key }, t(key, {}, english));
+}
+function field(key, english, input) {
+  return el("label", { class: "field" }, words("span", key, english), input);
+}
+
+// The sign-in gate of a page: resolves with the person signed in in this browser (GET /api/me)
+// — at once when there is one, else once someone signs in with the compact form shown in place
+// of the page. A page's <body class="signed-out"> hides its content until then.
+// `terminal`: the terminal page — a browser that is not an enrolled terminal is enrolled first
+// (the terminal's id and device credential, POST /api/terminal/enrol), then players sign in.
+export async function signInGate({ title = "Sign in", terminal = false } = {}) {
+  const panel = el("section", { class: "panel signin", "data-testid": "signin" });
+  let me;
+  try { me = await signedIn(); } catch (error) {  // the server is away: say so, stay here
+    document.body.classList.add("signed-out");
+    panel.append(el("p", { class: "error", role: "alert" }, `${error.message} — reload the page to try again.`));
+    document.querySelector("header").after(panel);
+    return new Promise(() => {});
+  }
+  if (me) { document.body.classList.remove("signed-out"); return me; }
+  document.body.classList.add("signed-out");
+  document.querySelector("header").after(panel);
+  return new Promise((resolve) => {
+    const done = (who) => { panel.remove(); document.body.classList.remove("signed-out"); resolve(who); };
+
+    function tokenForm(enrolled) {
+      const token = el("input", { type: "password", autocomplete: "off", required: "", "data-testid": "signin-token" });
+      const submit = words("button", "signin.submit", "Sign in", { class: "primary", type: "submit", "data-testid": "signin-submit" });
+      const refusal = el("p", { class: "error", role: "alert", "data-testid": "signin-error" });
+      const form = el("form", { class: "controls", "data-testid": "signin-form" }, field("signin.token", "Your token", token), submit);
+      form.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        if (!token.value) return;
+        submit.disabled = true; refusal.textContent = "";
+        const sent = await postJSON("/api/session", { token: token.value }).catch((e) => ({ ok: false, refusal: e.message }));
+        token.value = "";
+        submit.disabled = false;
+        if (!sent.ok) { refusal.textContent = sent.refusal; token.focus(); return; }
+        const who = await signedIn().catch(() => null);
+        if (who) done(who);
+        else refusal.textContent = t("signin.no_cookie", {}, "Signed in, but this browser kept no session: are cookies allowed?");
+      });
+      const where = enrolled && el("p", { "data-testid": "signin-terminal" },
+        words("span", "signin.terminal", "Terminal"), " ", el("b", {}, enrolled.terminal),
+        " · ", words("span", "signin.table", "table"), " ", el("b", {}, enrolled.table),
+        enrolled.position ? [" · ", words("span", "signin.position", "position"), " ", el("b", {}, enrolled.position)] : null);
+      const other = enrolled && words("button", "signin.enrol_other", "Enrol as another terminal",
+        { type: "button", class: "quiet", "data-testid": "enrol-other", onclick: () => enrolForm() });
+      panel.replaceChildren(words("h2", "signin.title", title), where || "", form, refusal,
+        words("p", "signin.hint", "The token goes to the server in this form only; your session is kept in a cookie, never in the address.", { class: "muted" }),
+        other || "");
+      token.focus();
+    }
+
+    function enrolForm() {
+      const id = el("input", { type: "text", autocomplete: "off", spellcheck: "false", required: "", "data-testid": "enrol-terminal" });
+      const key = el("input", { type: "password", autocomplete: "off", required: "", "data-testid": "enrol-key" });
+      const submit = words("button", "enrol.submit", "Enrol this terminal", { class: "primary", type: "submit", "data-testid": "enrol-submit" });
+      const refusal = el("p", { class: "error", role: "alert", "data-testid": "enrol-error" });
+      const form = el("form", { class: "controls", "data-testid": "enrol-form" },
+        field("enrol.terminal", "Terminal id", id), field("enrol.key", "Terminal credential", key), submit);
+      form.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        if (!id.value.trim() || !key.value) return;
+        submit.disabled = true; refusal.textContent = "";
+        const sent = await postJSON("/api/terminal/enrol", { terminal: id.value.trim(), terminal_key: key.value }).catch((e) => ({ ok: false, refusal: e.message }));
+        key.value = "";
+        submit.disabled = false;
+        if (sent.ok) tokenForm(sent.answer); else refusal.textContent = sent.refusal;
+      });
+      panel.replaceChildren(words("h2", "enrol.title", "Enrol this terminal"),
+        words("p", "enrol.hint", "This browser is not an enrolled terminal. An attendant enters the terminal's id and its credential once; players then sign in here.", { class: "muted" }),
+        form, refusal);
+      id.focus();
+    }
+
+    if (!terminal) tokenForm(null);
+    else enrolledTerminal().then((enrolled) => (enrolled ? tokenForm(enrolled) : enrolForm()), () => enrolForm());
+  });
 }
 
 export function clock(countdown, offsetMs) {
