@@ -3,11 +3,13 @@
 instead of its content: the terminal page first enrols the browser as a registered terminal
 (its id and device credential), then the player signs in there; the dealer console and the
 supervisor page take a staff token. A wrong token is refused beside the form and shows nothing
-of the page; Sign out brings the form back. No page, request or socket URL ever holds a token
-(checked after every browser test by ``tests/browser/conftest.py``)."""
+of the page; Sign out brings the form back. The demo's landing page signs a browser in with one
+click. No page, request or socket URL ever holds a token (checked after every browser test by
+``tests/browser/conftest.py``)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +17,7 @@ import pytest
 
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.app import create_app
+from tablejack.server.demo import demo_setup, demo_tables
 from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
 
@@ -44,6 +47,16 @@ def server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterat
     )
     db = str(tmp_path_factory.mktemp("browser-sign-in") / "floor.db")
     with browser_kit.serve(create_app(db, tables=[table], setup=setup)) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def demo_server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterator[str]:
+    """The demo floor as ``tablejack serve --demo`` builds it."""
+    browser_kit.require()
+    db = str(tmp_path_factory.mktemp("browser-demo") / "floor.db")
+    app = create_app(db, tables=demo_tables(), setup=demo_setup, demo=True)
+    with browser_kit.serve(app) as url:
         yield url
 
 
@@ -249,3 +262,83 @@ def test_605a4d_the_dealer_console_and_the_supervisor_sign_in_with_their_forms(
             expect(supervisor.get_by_test_id("tables")).to_be_hidden()
         finally:
             browser.close()
+
+
+def test_the_landing_page_of_a_floor_lists_the_pages_without_a_token(
+    server: str, browser_kit: Any
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = browser_kit.launch(playwright)
+        try:
+            page = browser_kit.context(browser, **SCREEN).new_page()
+            page.goto(f"{server}/")
+            assert page.url == f"{server}/static/index.html"
+            pages = page.get_by_test_id("pages")
+            for name in ("Electronic wagering terminal", "Dealer console", "Supervisor"):
+                expect(pages.get_by_role("link", name=name)).to_be_visible()
+            links = pages.locator("a").evaluate_all("(links) => links.map((a) => a.href)")
+            assert f"{server}/static/terminal.html" in links
+            assert not [link for link in links if "token" in link]
+            expect(page.get_by_test_id("signed-in")).to_be_hidden()
+        finally:
+            browser.close()
+
+
+def test_605a4d_the_demo_landing_page_signs_in_with_one_click(
+    demo_server: str, browser_kit: Any
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    browser_kit.secret("demo-ann", "demo-key-A1-EWT1", "demo-dealer", "demo-supervisor")
+    with sync_playwright() as playwright:
+        browser = browser_kit.launch(playwright)
+        try:
+            ann = browser_kit.context(browser, **SCREEN).new_page()
+            ann.goto(f"{demo_server}/")
+            expect(ann.get_by_test_id("one-identity")).to_contain_text(
+                "One browser holds one identity at a time"
+            )
+            expect(ann.get_by_test_id("one-identity")).to_contain_text("private window")
+            for table in ("A1", "B1", "C1"):
+                for number in range(1, 5):
+                    terminal = ann.get_by_test_id(f"terminal-{table}-EWT{number}")
+                    for player in ("ann", "bob", "cat", "dan"):
+                        expect(terminal.get_by_role("button", name=player)).to_be_visible()
+                expect(ann.get_by_test_id(f"dealer-{table}")).to_be_visible()
+            for role in ("supervisor", "cashier", "operator"):
+                expect(ann.get_by_test_id(f"staff-{role}")).to_be_visible()
+
+            # one click: ann at A1-EWT1
+            ann.get_by_test_id("terminal-A1-EWT1").get_by_role("button", name="ann").click()
+            expect(ann.get_by_test_id("balance")).to_have_text("$1,000.00")
+            expect(ann.get_by_test_id("who")).to_have_text("ann · A1-EWT1")
+            expect(ann.get_by_test_id("table-name")).to_have_text("Hybrid A — Buzzer Beater")
+            assert re.fullmatch(
+                rf"{re.escape(demo_server)}/static/terminal\.html(\?table=A1)?", ann.url
+            )
+            # back on the landing page, it says who this browser is
+            ann.goto(f"{demo_server}/")
+            expect(ann.get_by_test_id("who")).to_have_text("Signed in as ann (player at A1-EWT1)")
+
+            # the dealer console of C1, in a browser of its own
+            dealer = browser_kit.context(browser, **SCREEN).new_page()
+            dealer.goto(f"{demo_server}/")
+            dealer.get_by_test_id("dealer-C1").click()
+            expect(dealer.get_by_test_id("who")).to_have_text("dealer-dana (dealer)")
+            expect(dealer.get_by_test_id("table-select")).to_have_value("C1")
+            assert dealer.url == f"{demo_server}/static/dealer.html?table=C1"
+
+            supervisor = browser_kit.context(browser, **SCREEN).new_page()
+            supervisor.goto(f"{demo_server}/")
+            supervisor.get_by_test_id("staff-supervisor").click()
+            expect(supervisor.get_by_test_id("who")).to_have_text("floor-sam (supervisor)")
+            expect(supervisor.get_by_test_id("tables")).to_contain_text("Hybrid A — Buzzer Beater")
+
+            # ann's browser is still ann's
+            ann.goto(f"{demo_server}/static/terminal.html")
+            expect(ann.get_by_test_id("who")).to_have_text("ann · A1-EWT1")
+        finally:
+            browser.close()
+    assert any(url.startswith("ws://") for url in browser_kit.urls)

@@ -233,7 +233,7 @@ def test_605a_tls_the_card_reader_port_speaks_tls(server: Server) -> None:
 
 
 def test_605a_tls_the_pages_work_under_https(server: Server) -> None:
-    """Signed in with the demo's sign-in over HTTPS (no token in any URL), a terminal page
+    """Signed in from the demo's landing page over HTTPS (no token in any URL), a terminal page
     opens its socket with wss and plays; the supervisor page shows the release manifest's
     signature checked with the key given to ``serve``."""
     chromium = os.environ.get("TABLEJACK_CHROMIUM", "/usr/bin/chromium")
@@ -262,28 +262,24 @@ def test_605a_tls_the_pages_work_under_https(server: Server) -> None:
                 page = context.new_page()
                 page.on("framenavigated", lambda frame: urls.append(frame.url))
                 page.on("websocket", lambda ws: sockets.append(ws.url))
+                page.goto(f"{base}/")
                 return page
 
-            def demo_sign_in(page: Any, **who: str) -> None:  # the demo's one-click sign-in
-                answer = page.context.request.post(f"{base}/api/demo/sign-in", data=who)
-                assert answer.ok, answer.text()
-                page.goto(f"{base}{answer.json()['page']}")
-
             page = browser_of_one_person()
-            demo_sign_in(page, player="cat", terminal="A1-EWT2")
+            page.get_by_test_id("terminal-A1-EWT2").get_by_role("button", name="cat").click()
             expect(page.get_by_test_id("balance")).to_have_text("$1,000.00")
             expect(page.get_by_test_id("who")).to_have_text("cat · A1-EWT2")
             assert sockets == [f"wss://127.0.0.1:{server.port}/ws"]
             session = next(c for c in page.context.cookies() if c["name"] == "tj_session")
             assert session["httpOnly"] and session["sameSite"] == "Strict"
             supervisor = browser_of_one_person()
-            demo_sign_in(supervisor, role="supervisor")
+            supervisor.get_by_test_id("staff-supervisor").click()
             expect(supervisor.locator("#software-state")).to_contain_text(
                 "its signature verified (key "
             )
         finally:
             browser.close()
-    assert f"{base}/static/terminal.html?table=A1" in urls
+    assert f"{base}/static/index.html" in urls
     for url in urls + sockets:
         assert "token" not in url and "demo-" not in url, url
 
