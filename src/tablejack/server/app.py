@@ -21,7 +21,7 @@ from fastapi import FastAPI, HTTPException, Request, WebSocket
 from fastapi.exception_handlers import request_validation_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, PlainTextResponse, RedirectResponse, Response
-from pydantic import Field
+from pydantic import Field, StrictInt
 from starlette.websockets import WebSocketDisconnect
 
 from tablejack.server.access import Strict, Who, floor_of, need, refuse
@@ -111,7 +111,7 @@ class InspectionBody(Strict):
 class DecksBody(Strict):
     """New decks registered at the table (633c.5(g)): how many."""
 
-    decks: int = Field(ge=1, le=8)
+    decks: StrictInt = Field(ge=1, le=8)
 
 
 class DeckInspectionBody(Strict):
@@ -285,15 +285,18 @@ def create_app(
 
     @app.get("/api/me")
     async def me(request: Request, who: Who) -> dict[str, Any]:
-        """Who the credential is: role, subject, the terminal a player's session is bound to,
-        when it expires; a player's balance."""
+        """Who the credential is: role, subject, the terminal a player's session is bound to
+        (and that terminal's table and position), when it expires; a player's balance."""
         balance = (
             await floor_of(request).store.balance(who.subject) if who.role == "player" else None
         )
+        binding = await floor_of(request).auth.binding(who.terminal) if who.terminal else None
         return {
             "role": who.role,
             "subject": who.subject,
             "terminal": who.terminal or None,
+            "table": None if binding is None else binding.table,
+            "position": None if binding is None else binding.position,
             "expires_us": who.expires_us,
             "balance": balance,
         }

@@ -157,10 +157,12 @@ class Auth:
         for digest, _ in await creds.revoked_since(self.store, since - 5_000_000):
             self._known.pop(digest, None)
             self._gone.add(digest)
-        if self._known:
-            alive = await creds.still_valid(self.store, list(self._known), now)
-            for digest in [d for d in self._known if d not in alive]:
-                self._forget(digest)
+        checked = list(self._known)  # (what is first seen during the query is not judged)
+        if checked:
+            alive = await creds.still_valid(self.store, checked, now)
+            for digest in checked:
+                if digest not in alive:
+                    self._forget(digest)
 
     def start(self) -> None:
         """Start the revocation watch."""

@@ -22,6 +22,7 @@ from tablejack.server.auth import DEVICE_COOKIE, SESSION_COOKIE
 from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
 from tablejack.server.text import SafeText
+from tablejack.server.trust_api import set_cookie
 from tablejack.store import credentials as creds
 from tablejack.store.vouchers import terminals
 
@@ -190,8 +191,9 @@ def register(app: FastAPI) -> None:
             terminal=None if binding is None else binding.terminal,
             by=principal.actor(),
         )
-        options: dict[str, Any] = {"httponly": True, "samesite": "strict", "path": "/"}
         if key is not None:
-            response.set_cookie(DEVICE_COOKIE, key, **options)
-        response.set_cookie(SESSION_COOKIE, session.token, **options)
+            device = await floor.auth.authenticate(key)
+            expires = session.credential.expires_us if device is None else device.expires_us
+            set_cookie(request, response, DEVICE_COOKIE, key, expires)
+        set_cookie(request, response, SESSION_COOKIE, session.token, session.credential.expires_us)
         return {"page": page, "role": principal.role, "subject": principal.subject}

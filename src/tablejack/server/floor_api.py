@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
-from pydantic import Field
+from pydantic import Field, StrictInt
 
 from tablejack.server import protections as guard
 from tablejack.server.access import Strict, Who, floor_of, floor_refusal, need, refuse
@@ -36,14 +36,14 @@ TERMINAL = r"^[A-Za-z0-9_.:-]{1,58}$"
 class BillIn(Strict):
     """A bill accepted by the validator of the terminal the player is signed in at."""
 
-    amount: int = Field(gt=0)
+    amount: StrictInt = Field(gt=0)
 
 
 class CashOut(Strict):
     """Cash out at the terminal the player is signed in at: all the credit (no amount) or
     part of it."""
 
-    amount: int | None = Field(default=None, gt=0)
+    amount: StrictInt | None = Field(default=None, gt=0)
 
 
 class VoucherIn(Strict):
@@ -57,7 +57,7 @@ class HandPay(Strict):
 
     account: SafeText = Field(min_length=1, max_length=64)
     terminal: SafeText = Field(pattern=TERMINAL)
-    amount: int = Field(gt=0)
+    amount: StrictInt = Field(gt=0)
     kind: SafeText = Field(pattern=r"^(jackpot|cancelled_credit)$")
     reason: SafeText = Field(default="", max_length=200)
 
@@ -69,7 +69,7 @@ class TerminalBody(Strict):
     terminal: SafeText = Field(pattern=TERMINAL)
     table: SafeText = Field(min_length=1, max_length=64)
     status: SafeText = Field(default="active", pattern=r"^(active|retired)$")
-    position: int | None = Field(default=None, ge=1, le=16)
+    position: StrictInt | None = Field(default=None, ge=1, le=16)
     credential: bool = False
 
 
@@ -91,15 +91,15 @@ class ClearBody(Strict):
 class LimitsBody(Strict):
     """A player's limits per gaming day; a field left out is unchanged, null removes it."""
 
-    loss_limit: int | None = Field(default=None, gt=0)
-    wager_limit: int | None = Field(default=None, gt=0)
-    time_limit_s: int | None = Field(default=None, gt=0)
+    loss_limit: StrictInt | None = Field(default=None, gt=0)
+    wager_limit: StrictInt | None = Field(default=None, gt=0)
+    time_limit_s: StrictInt | None = Field(default=None, gt=0)
 
 
 class ExclusionBody(Strict):
     """A self-exclusion of ``days`` from now."""
 
-    days: int = Field(ge=1, le=36500)
+    days: StrictInt = Field(ge=1, le=36500)
 
 
 class TipBody(Strict):

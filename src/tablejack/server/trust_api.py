@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request, Response
-from pydantic import Field
+from pydantic import Field, StrictInt
 
 from tablejack.server.access import Strict, Who, floor_of, floor_refusal, need, refuse
 from tablejack.server.auth import DEVICE_COOKIE, SESSION_COOKIE, AuthRefusedError
@@ -38,7 +38,7 @@ from tablejack.store.checkpoints import Checkpointer
 from tablejack.store.policy import Actor, Role
 from tablejack.store.vouchers import FloorRefusedError, pay_voucher, refusal_of
 
-__all__ = ["CheckpointSettings", "register", "run_checkpoints"]
+__all__ = ["CheckpointSettings", "close_sockets", "register", "run_checkpoints", "set_cookie"]
 
 log = logging.getLogger("tablejack.server")
 
@@ -113,7 +113,7 @@ class TokenBody(Strict):
 
     role: SafeText = Field(pattern=r"^(player|dealer|supervisor|cashier|operator)$")
     subject: SafeText = Field(pattern=NAME)
-    lifetime_s: int | None = Field(default=None, ge=60, le=5 * 365 * 86400)
+    lifetime_s: StrictInt | None = Field(default=None, ge=60, le=5 * 365 * 86400)
     label: SafeText = Field(default="", max_length=64)
 
 
@@ -128,7 +128,7 @@ class CreditBody(Strict):
     """Credit sold at the cage for cash."""
 
     account: SafeText = Field(pattern=r"^[A-Za-z0-9_.@:-]{1,64}$")
-    amount: int = Field(gt=0, le=10**11)
+    amount: StrictInt = Field(gt=0, le=10**11)
 
 
 class VoucherBody(Strict):
@@ -137,7 +137,11 @@ class VoucherBody(Strict):
     code: SafeText = Field(min_length=1, max_length=40, pattern=r"^[0-9 -]+$")
 
 
-def _cookie(request: Request, response: Response, name: str, value: str, expires_us: int) -> None:
+def set_cookie(
+    request: Request, response: Response, name: str, value: str, expires_us: int
+) -> None:
+    """Set an HttpOnly, SameSite=Strict cookie (Secure over TLS) that lasts as long as the
+    credential it holds."""
     now = floor_of(request).now_us()
     response.set_cookie(
         name,
@@ -218,7 +222,7 @@ def register(app: FastAPI) -> None:
         session = await creds.open_session(
             floor.store, parent, terminal=terminal, by=principal.actor()
         )
-        _cookie(request, response, SESSION_COOKIE, session.token, session.credential.expires_us)
+        set_cookie(request, response, SESSION_COOKIE, session.token, session.credential.expires_us)
         return {
             "role": principal.role,
             "subject": principal.subject,
@@ -252,7 +256,7 @@ def register(app: FastAPI) -> None:
             raise await refuse(
                 request, None, refusal.code, refusal.message, refusal.rule, 401
             ) from None
-        _cookie(request, response, DEVICE_COOKIE, body.terminal_key, device.expires_us)
+        set_cookie(request, response, DEVICE_COOKIE, body.terminal_key, device.expires_us)
         return {"terminal": binding.terminal, "table": binding.table, "position": binding.position}
 
     @app.get("/api/terminal")
@@ -325,7 +329,13 @@ def register(app: FastAPI) -> None:
         """Open a player's game account (cashier)."""
         floor = floor_of(request)
         await need(request, who, "sell_credit")
-        created = await floor.store.ensure_account(body.player, "player", body.name)
+        try:
+            created = await floor.store.ensure_account(body.player, "player", body.name)
+        except StoreError as error:  # a name of another kind of account (vouchers, cage …)
+            refusal = refusal_of(error)
+            raise await refuse(
+                request, who, refusal.code, refusal.message, refusal.rule, 409
+            ) from None
         floor.balances.setdefault(body.player, await floor.store.balance(body.player) or 0)
         return {"account": body.player, "created": created}
 
