@@ -29,10 +29,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import warnings
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -66,7 +65,7 @@ from tablejack.store.policy import (
     account_kind_of,
 )
 from tablejack.store.settings import DEFAULT_SETTINGS, set_floor_setting
-from tablejack.store.testing import Backend, postgres_available
+from tablejack.store.testing import Backend
 from tablejack.store.verify import verify
 
 with warnings.catch_warnings():
@@ -1245,19 +1244,13 @@ MACHINE = settings(
 )
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def new_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], Backend]]:
-    """A maker of fresh databases on each backend (one per example): an SQLite file, or a
-    PostgreSQL schema (skipped without a server, unless CI)."""
-    if request.param == "sqlite":
-        yield lambda: Backend.sqlite(tmp_path)
-        return
-    reason = postgres_available()
-    if reason is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI requires PostgreSQL: {reason}")
-        pytest.skip(reason)
-    yield Backend.postgresql
+@pytest.fixture
+def new_backend(backend: Backend, tmp_path: Path) -> Callable[[], Backend]:
+    """A maker of fresh databases (one per example) on ``backend``'s kind: an SQLite file, or
+    a PostgreSQL schema (the ``backend`` fixture skips or fails without a server)."""
+    if backend.name == "sqlite":
+        return lambda: Backend.sqlite(tmp_path)
+    return Backend.postgresql
 
 
 def test_every_role_at_random_keeps_the_books(new_backend: Callable[[], Backend]) -> None:
