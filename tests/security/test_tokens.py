@@ -173,6 +173,20 @@ def test_605a4d_a_supervisor_revokes_a_token_effective_on_the_next_message(
     assert refusal.status_code == 403
 
 
+def refused_once_watched(socket: Any, kit: Socketkit) -> dict[str, Any]:
+    """Ping until the socket's next message is refused (the revocation watch has seen what
+    changed in the database), at most ten watch intervals; the error frame (or the last pong)."""
+    deadline = time.monotonic() + 10 * auth_module.WATCH_SECONDS
+    frame: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        time.sleep(auth_module.WATCH_SECONDS / 2)
+        socket.send_json({"type": "ping", "id": "p"})
+        frame = kit.until(lambda m: m["type"] in ("pong", "error"))
+        if frame["type"] == "error":
+            break
+    return frame
+
+
 def test_605a4d_a_token_revoked_from_the_command_line_stops_a_running_server(
     floor: Floorkit,
 ) -> None:
@@ -192,15 +206,7 @@ def test_605a4d_a_token_revoked_from_the_command_line_stops_a_running_server(
         )
         assert result.exit_code == 0, result.output
         assert floor.client.get("/api/me", headers=auth("ann")).status_code == 401  # at once
-        deadline = time.monotonic() + 10 * auth_module.WATCH_SECONDS
-        frame: dict[str, Any] = {}
-        while time.monotonic() < deadline:  # the next message after the watch has seen it
-            time.sleep(auth_module.WATCH_SECONDS / 2)
-            socket.send_json({"type": "ping", "id": "p"})
-            frame = ann.until(lambda m: m["type"] in ("pong", "error"))
-            if frame["type"] == "error":
-                break
-        assert frame.get("code") == "credential"
+        assert refused_once_watched(socket, ann)["code"] == "credential"
 
 
 def test_a_token_deleted_from_the_database_stops_working(floor: Floorkit) -> None:
@@ -221,15 +227,7 @@ def test_a_token_deleted_from_the_database_stops_working(floor: Floorkit) -> Non
 
         floor.run(delete)
         assert floor.client.get("/api/me", headers=auth("dealer")).status_code == 401
-        deadline = time.monotonic() + 10 * auth_module.WATCH_SECONDS
-        frame: dict[str, Any] = {}
-        while time.monotonic() < deadline:
-            time.sleep(auth_module.WATCH_SECONDS / 2)
-            socket.send_json({"type": "ping", "id": "p"})
-            frame = dealer.until(lambda m: m["type"] in ("pong", "error"))
-            if frame["type"] == "error":
-                break
-        assert frame.get("code") == "credential"
+        assert refused_once_watched(socket, dealer)["code"] == "credential"
 
 
 def test_signing_out_ends_the_session(floor: Floorkit) -> None:
