@@ -20,6 +20,7 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Request, WebSocket
 from fastapi.exception_handlers import request_validation_exception_handler
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, PlainTextResponse, RedirectResponse, Response
 from pydantic import Field, StrictInt
 from starlette.websockets import WebSocketDisconnect
@@ -63,6 +64,13 @@ SIGN_IN_REFUSALS = {
 }
 """The close reason (and the audit log's word) of each refused sign-in."""
 STATIC = resources.files("tablejack.server") / "static"
+SWAGGER_FILES = {
+    "swagger-ui-bundle.js": "text/javascript",
+    "swagger-ui.css": "text/css",
+    "favicon-32x32.png": "image/png",
+}
+"""The files of Swagger UI that ``/docs`` uses, served under ``/docs/assets/`` from the
+``swagger-ui-py`` package's copy (``swagger_ui/static``): ``/docs`` needs no network."""
 
 
 class RateLimit:
@@ -214,6 +222,8 @@ def create_app(
         f"{PROTOCOL_VERSION}), dealer console, supervisor REST API. Roles: player, dealer, "
         "supervisor (Authorization: Bearer <token>).",
         lifespan=lifespan,
+        docs_url=None,  # served below with Swagger UI's own files, not a CDN's
+        redoc_url=None,
     )
     app.state.release_manifest = release_manifest
     app.state.manifest_public_key = manifest_public_key
@@ -275,6 +285,26 @@ def create_app(
 
     for page in ("terminal", "dealer", "supervisor"):
         app.add_api_route(f"/{page}", redirect_to(page), include_in_schema=False)
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> Response:
+        """The OpenAPI document in Swagger UI, every file from this server (a floor's network
+        may reach nothing else)."""
+        return get_swagger_ui_html(
+            openapi_url=app.openapi_url or "/openapi.json",
+            title=f"{app.title} — API",
+            swagger_js_url="/docs/assets/swagger-ui-bundle.js",
+            swagger_css_url="/docs/assets/swagger-ui.css",
+            swagger_favicon_url="/docs/assets/favicon-32x32.png",
+        )
+
+    @app.get("/docs/assets/{name}", include_in_schema=False)
+    async def docs_asset(name: str) -> FileResponse:
+        media = SWAGGER_FILES.get(name)
+        if media is None:
+            raise HTTPException(404, "No such file.")
+        found = resources.files("swagger_ui") / "static" / name
+        return FileResponse(str(found), media_type=media)
 
     # -- REST --------------------------------------------------------------------------------
 
