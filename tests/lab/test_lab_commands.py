@@ -1,24 +1,56 @@
-"""The lab's CLI commands: edge, dealer-odds, strategy, simulate, parsheet; bad input exits 2."""
+"""The lab's CLI commands: edge, dealer-odds, strategy, simulate, parsheet; bad input exits 2;
+--json prints only the JSON; the compile message appears only while numba compiles."""
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import numba
 import pytest
 from typer.testing import CliRunner
 
 from tablejack.cli import app
+from tablejack.lab import compilation
+from tablejack.progress import COMPILING
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "rules" / "pa-classic-6deck.toml"
 runner = CliRunner()
 
 
+@pytest.fixture(autouse=True)
+def _stderr_mode_from_the_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner's standard error is no terminal; a TTY_INTERACTIVE set where the tests run
+    must not make it one."""
+    monkeypatch.delenv("TTY_INTERACTIVE", raising=False)
+
+
 def _json(args: list[str]) -> dict:
+    """Run a --json command: its standard output is one JSON object, its standard error empty."""
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
+    assert result.stderr == ""
     return json.loads(result.stdout)
+
+
+@contextmanager
+def _compiling(started: Callable[[], None], finished: Callable[[float], None]) -> Iterator[None]:
+    """A detector that reports numba compiling for 2.5 s, whatever the cache holds."""
+    started()
+    yield
+    finished(2.5)
+
+
+@contextmanager
+def _not_compiling(
+    started: Callable[[], None], finished: Callable[[float], None]
+) -> Iterator[None]:
+    """A detector that reports no compilation (the kernels came from the cache)."""
+    yield
 
 
 def test_edge_json_is_one_object_with_the_exact_house_edge() -> None:
@@ -177,3 +209,66 @@ def test_parsheet_flags_a_player_edge_in_red_at_the_top(tmp_path: Path) -> None:
     flag = html.index("class='flag'")
     assert flag < html.index("<h2>Summary")
     assert "PLAYER EDGE" in html
+
+
+def test_compile_message_appears_only_while_compiling(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compilation, "watch_compilation", _compiling)
+    compiled = runner.invoke(app, ["edge", "--decks", "6"])
+    assert compiled.exit_code == 0, compiled.output
+    assert re.fullmatch(
+        re.escape(COMPILING) + r"\ndone in \d+\.\d s \(2\.5 s compiling the kernels\)\n",
+        compiled.stderr,
+    )
+    monkeypatch.setattr(compilation, "watch_compilation", _not_compiling)
+    cached = runner.invoke(app, ["edge", "--decks", "6"])
+    assert cached.exit_code == 0, cached.output
+    assert cached.stderr == ""
+    assert compiled.stdout == cached.stdout
+    assert "house edge" in cached.stdout and "compiling" not in cached.stdout
+
+
+def test_json_stays_alone_while_compiling(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compilation, "watch_compilation", _compiling)
+    payload = _json(["edge", "--decks", "6", "--json"])
+    assert payload["method"] == "exact"
+
+
+def test_compile_message_on_a_terminal_is_live_on_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TTY_INTERACTIVE", "1")  # asks for the live display, as on a terminal
+    monkeypatch.setattr(compilation, "watch_compilation", _compiling)
+    result = runner.invoke(app, ["edge", "--decks", "6"])
+    assert result.exit_code == 0, result.output
+    assert COMPILING in result.stderr
+    assert "compiled the kernels in 2.5 s" in result.stderr
+    assert result.stdout.startswith("classic blackjack") and "\x1b[" not in result.stdout
+    with_json = runner.invoke(app, ["edge", "--decks", "6", "--json"])
+    assert json.loads(with_json.stdout)["method"] == "exact"
+    assert "compiled the kernels in" not in with_json.stderr  # the live display leaves nothing
+
+
+def test_watch_compilation_reports_a_real_compile_and_not_a_compiled_kernel() -> None:
+    events: list[str] = []
+
+    @numba.njit(cache=False)
+    def kernel(x: int) -> int:
+        return x + 1
+
+    with compilation.watch_compilation(
+        lambda: events.append("started"), lambda s: events.append(f"finished {s > 0}")
+    ):
+        assert kernel(1) == 2
+        assert events == ["started", "finished True"]
+        assert kernel(2) == 3  # compiled for this signature: no event
+    assert events == ["started", "finished True"]
+
+
+def test_simulate_reports_progress_in_plain_lines_on_stderr_only() -> None:
+    result = runner.invoke(
+        app, ["simulate", "--rules", str(RULES), "--hands", "20000", "--workers", "1"]
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    assert lines[0] == "simulating 20,000 hands…"
+    assert re.fullmatch(r"done in \d+\.\d s( \(.* compiling the kernels\))?", lines[-1])
+    assert len(lines) <= 3  # the compile line only when numba compiled
+    assert "simulating" not in result.stdout and "house edge" in result.stdout

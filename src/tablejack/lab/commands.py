@@ -3,23 +3,26 @@
 :func:`register` mounts them on the ``tablejack`` CLI. numpy and numba load inside the command
 bodies, so ``tablejack --help`` stays fast. Every command takes ``--json`` and prints one JSON
 object; a bad game, wager, rule combination or option prints a sentence and exits with code 2.
+While a command works, :mod:`tablejack.progress` shows on standard error how far it is and,
+told by :mod:`tablejack.lab.compilation`, when numba is compiling the kernels.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+from tablejack.progress import Feedback, Step
 
 __all__ = ["register"]
 
-errors = Console(stderr=True, highlight=False)
+errors = Console(stderr=True, highlight=False, soft_wrap=True)
 console = Console(highlight=False, soft_wrap=True)
 
 GameOption = Annotated[
@@ -86,22 +89,31 @@ def _json_default(value: Any) -> Any:
 
 
 @contextmanager
-def _progress(label: str, enabled: bool) -> Iterator[Callable[[int, int], None]]:
-    with Progress(
-        f"[progress.description]{label}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=errors,
-        disable=not enabled,
-        transient=True,
-    ) as progress:
-        task = progress.add_task(label, total=None)
+def _working(
+    label: str, *, as_json: bool, unit: str = "", announce: bool = False
+) -> Iterator[Step]:
+    """The command's work as one step on standard error (:mod:`tablejack.progress`), which also
+    says "compiling the kernels (first run only)…" while numba compiles in this process."""
+    from tablejack.lab import compilation
 
-        def update(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
+    feedback = Feedback(json_output=as_json)
+    with (
+        feedback.step(label, unit=unit, announce=announce) as step,
+        compilation.watch_compilation(feedback.compile_started, feedback.compile_finished),
+    ):
+        yield step
 
-        yield update
+
+def _compile_here(
+    spec: Any, analysis: Any, game_rules: Any, workers: int | None, scheduler: str | None
+) -> None:
+    """Before a simulation on local worker processes, play one block of shoes in this process:
+    a cold numba cache is then compiled here, where the compile message can be shown, and the
+    workers find the kernel compiled instead of each compiling it unseen. (A Dask cluster's
+    workers compile on their own machines.) The result is discarded; a run's figures depend
+    only on its seed."""
+    if scheduler is None and workers != 1:
+        spec.simulate(analysis, game_rules=game_rules, hands=1, seed=0, workers=1)
 
 
 def edge(
@@ -123,7 +135,7 @@ def edge(
     as_json: JsonOption = False,
 ) -> None:
     """The exact house edge of a wager under the generated basic strategy (fresh shoe)."""
-    with _clean_errors():
+    with _clean_errors(), _working("exact analysis", as_json=as_json):
         spec, rules, analysis = _rules(
             game,
             rules_file,
@@ -135,8 +147,7 @@ def edge(
             surrender=surrender,
         )
         name = spec.wager(wager)
-        with _progress("exact analysis", not as_json):
-            figures = spec.exact(analysis, name, rules)
+        figures = spec.exact(analysis, name, rules)
         payload = {
             "game": game,
             "wager": name,
@@ -170,7 +181,7 @@ def dealer_odds(
     as_json: JsonOption = False,
 ) -> None:
     """The dealer's final-outcome probabilities by up card."""
-    with _clean_errors():
+    with _clean_errors(), _working("dealer probabilities", as_json=as_json):
         from tablejack.lab.exact import dealer_table
         from tablejack.lab.model import DEALER_OUTCOMES, AnalysisRules
 
@@ -225,19 +236,20 @@ def strategy(
     with _clean_errors():
         if output_format not in ("text", "csv", "json"):
             raise _InputError(f"--format {output_format!r} must be text, csv or json.")
-        spec, _, analysis = _rules(
-            game,
-            rules_file,
-            decks=decks,
-            h17=h17,
-            das=das,
-            split_hands=split_hands,
-            rsa=rsa,
-            surrender=surrender,
-        )
-        from tablejack.lab.exact import analyse
+        with _working("strategy", as_json=as_json or output_format == "json"):
+            spec, _, analysis = _rules(
+                game,
+                rules_file,
+                decks=decks,
+                h17=h17,
+                das=das,
+                split_hands=split_hands,
+                rsa=rsa,
+                surrender=surrender,
+            )
+            from tablejack.lab.exact import analyse
 
-        result = analyse(analysis)
+            result = analyse(analysis)
     if as_json or output_format == "json":
         _print_json(
             {
@@ -293,17 +305,20 @@ def simulate(
             raise _InputError(f"--seed {seed} must not be negative.")
         if workers is not None and workers < 1:
             raise _InputError(f"--workers {workers} must be at least 1.")
-        spec, game_rules, analysis = _rules(
-            game,
-            rules_file,
-            decks=decks,
-            h17=h17,
-            das=das,
-            split_hands=split_hands,
-            rsa=rsa,
-            surrender=surrender,
-        )
-        with _progress("simulating (blocks)", True) as update:
+        with _working(
+            f"simulating {hands:,} hands", as_json=as_json, unit="blocks", announce=True
+        ) as step:
+            spec, game_rules, analysis = _rules(
+                game,
+                rules_file,
+                decks=decks,
+                h17=h17,
+                das=das,
+                split_hands=split_hands,
+                rsa=rsa,
+                surrender=surrender,
+            )
+            _compile_here(spec, analysis, game_rules, workers, scheduler)
             result = spec.simulate(
                 analysis,
                 game_rules=game_rules,
@@ -311,7 +326,7 @@ def simulate(
                 seed=seed,
                 workers=workers,
                 scheduler=scheduler,
-                progress=update,
+                progress=step.update,
             )
         payload = {"game": spec.id, **result.to_json()}
     if as_json:
@@ -352,8 +367,17 @@ def parsheet(
         from tablejack.lab.parsheet import write_parsheet
 
         game_id = game or str(read_toml(rules_file).get("game", "classic"))
-        spec, rules, analysis = _rules(game_id, rules_file)
-        with _progress("par sheet", not as_json) as update:
+        with _working(
+            f"par sheet ({hands:,} hands simulated)", as_json=as_json, unit="blocks", announce=True
+        ) as step:
+            spec, rules, analysis = _rules(game_id, rules_file)
+            _compile_here(spec, analysis, rules, workers, None)
+
+            def update(done: int, total: int) -> None:
+                step.update(done, total)
+                if done >= total:
+                    step.relabel("par sheet: plots and report")
+
             report = write_parsheet(
                 spec,
                 rules,
