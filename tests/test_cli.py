@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from tablejack.cli import app
@@ -14,6 +16,13 @@ from tablejack.games import GAMES, replay
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules" / "pa-classic-6deck.toml"
 runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _stderr_mode_from_the_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner's standard error is no terminal; a TTY_INTERACTIVE set where the tests run
+    must not make it one."""
+    monkeypatch.delenv("TTY_INTERACTIVE", raising=False)
 
 
 def test_deal_json_summary_balances_and_counts_every_wager() -> None:
@@ -164,3 +173,36 @@ def test_deal_json_balances_for_every_game() -> None:
         assert summary["rounds"] == 40
         assert summary["conservation"]["balanced"] is True, game_id
         assert summary["player_net_cents"] == -summary["house_net_cents"]
+
+
+def test_deal_json_prints_the_json_and_nothing_on_stderr() -> None:
+    result = runner.invoke(app, ["deal", "--rounds", "2000", "--seed", "4", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["rounds"] == 2000
+    assert result.stderr == ""
+
+
+def test_long_deal_reports_progress_in_plain_lines_on_stderr_only() -> None:
+    result = runner.invoke(app, ["deal", "--rounds", "2000", "--seed", "4"])
+    assert result.exit_code == 0, result.output
+    assert re.fullmatch(r"dealing 2,000 rounds…\ndone in \d+\.\d s\n", result.stderr)
+    assert "dealing" not in result.stdout and "done in" not in result.stdout
+    assert "Round 2000" in result.stdout
+
+
+def test_short_deal_says_nothing_on_stderr() -> None:
+    result = runner.invoke(app, ["deal", "--rounds", "5", "--seed", "4"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+
+
+def test_long_deal_on_a_terminal_shows_a_bar_on_stderr_and_only_json_on_stdout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TTY_INTERACTIVE", "1")  # asks for the live display, as on a terminal
+    result = runner.invoke(app, ["deal", "--rounds", "2000", "--seed", "4", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["rounds"] == 2000
+    assert "dealing 2,000 rounds" in result.stderr
+    assert "2,000/2,000 rounds" in result.stderr
+    assert "\x1b[" in result.stderr and "\x1b[" not in result.stdout

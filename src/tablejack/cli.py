@@ -18,7 +18,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from tablejack.core import notation
 from tablejack.core.errors import TablejackError
@@ -26,6 +25,7 @@ from tablejack.core.money import format_cents
 from tablejack.core.records import check_settlements
 from tablejack.games import GAMES, export, game, load_rules, replay, transcript
 from tablejack.games.session import play_rounds
+from tablejack.progress import Feedback
 
 __all__ = ["app", "main"]
 
@@ -40,7 +40,8 @@ console = Console(highlight=False, soft_wrap=True)
 errors = Console(stderr=True, highlight=False, soft_wrap=True)
 
 PROGRESS_THRESHOLD = 2000
-"""Runs of at least this many rounds show a progress bar (on standard error)."""
+"""Runs of at least this many rounds (about a second's work) show their progress on standard
+error (:mod:`tablejack.progress`)."""
 
 
 def _fail(error: Exception) -> typer.Exit:
@@ -92,17 +93,14 @@ def deal(
     try:
         rules = _rules_for(game_id, rules_file)
         summary = _Summary()
-        show_progress = as_json and rounds >= PROGRESS_THRESHOLD
-        with Progress(
-            "[progress.description]{task.description}",
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=errors,
-            disable=not show_progress,
-            transient=True,
-        ) as progress:
-            task = progress.add_task("dealing", total=rounds)
+        long_run = rounds >= PROGRESS_THRESHOLD
+        with Feedback(json_output=as_json).step(
+            f"dealing {rounds:,} rounds",
+            total=rounds,
+            unit="rounds",
+            announce=long_run,
+            visible=long_run,
+        ) as step:
             for number, round_ in enumerate(
                 play_rounds(rules, rounds=rounds, seed=seed, players=players), start=1
             ):
@@ -117,7 +115,7 @@ def deal(
                     console.print(f"[bold]Round {number}[/]")
                     for line in transcript(round_):
                         console.print("  " + line)
-                progress.advance(task)
+                step.advance()
     except TablejackError as error:
         raise _fail(error) from None
     if as_json:
