@@ -243,7 +243,11 @@ def register(app: typer.Typer) -> None:
             finally:
                 await store.close()
 
-        report = asyncio.run(run())
+        from tablejack.progress import Feedback
+
+        # a floor's log takes a while to re-hash: a spinner on a terminal, nothing elsewhere
+        with Feedback(json_output=as_json).step("verifying the store"):
+            report = asyncio.run(run())
         if as_json:
             typer.echo(json.dumps(report.to_json(), indent=2))
         else:
