@@ -13,7 +13,9 @@ from contextlib import contextmanager
 from fractions import Fraction
 from typing import Any, ClassVar
 
+from tablejack.core.cards import Card
 from tablejack.core.errors import IllegalActionError
+from tablejack.core.hands import Hand
 from tablejack.core.money import format_cents, format_odds
 
 __all__ = [
@@ -25,6 +27,7 @@ __all__ = [
     "MultiActionAdapter",
     "SeatAdapter",
     "adapter_for",
+    "paytables",
     "rules_icon",
 ]
 
@@ -186,7 +189,8 @@ class ClassicAdapter(SeatAdapter):
 
     def _table_view(self, round_: Any, *, hole: bool) -> dict[str, Any]:
         dealer_cards = [card.code for card in round_.dealer.cards]
-        if not round_.hole_card_revealed and len(dealer_cards) > 1 and not hole:
+        shown = hole or round_.hole_card_revealed
+        if not shown and len(dealer_cards) > 1:
             dealer_cards[1] = "back"
         seats = []
         for number, state in round_.seats.items():
@@ -207,6 +211,7 @@ class ClassicAdapter(SeatAdapter):
             "dealer": {
                 "cards": dealer_cards,
                 "total": round_.dealer.total if round_.hole_card_revealed else None,
+                **_dealer_totals(round_.dealer, revealed=shown),
             },
         }
 
@@ -219,6 +224,8 @@ class ClassicAdapter(SeatAdapter):
             else {
                 "player": player,
                 "position": seat,
+                "hands": [_hand_json(hand) for hand in round_.seats[seat].hands],
+                "wagers": _wagers_of(round_.wagers).get(player, []),
                 "legal_actions": round_.legal_actions(seat),
                 "awaiting_decision": seat in round_.seats_to_decide(),
                 "settlements": [s.to_json() for s in round_.settlements if s.player == player],
@@ -312,11 +319,11 @@ class HybridAdapter(Adapter):
 
     def player_view(self, round_: Any, player: str) -> dict[str, Any]:
         if player in round_.players:
-            view: dict[str, Any] = round_.terminal_view(player)
-            return view
+            return self.player_views(round_, [player])[player]
         public = round_.audit_view()
         for secret in ("hole_card", "all_cards", "dealer_total", "dealer_blackjack"):
             public["dealer"].pop(secret, None)
+        public["dealer"].update(_dealer_totals(round_.dealer, revealed=round_.hole_card_revealed))
         return {
             key: public[key]
             for key in (
@@ -344,9 +351,17 @@ class HybridAdapter(Adapter):
         return view
 
     def player_views(self, round_: Any, players: Iterable[str]) -> dict[str, dict[str, Any]]:
-        playing = [player for player in players if player in round_.players]
+        wanted = list(players)
+        playing = [player for player in wanted if player in round_.players]
         views: dict[str, dict[str, Any]] = round_.terminal_views(playing)
-        watching = [player for player in players if player not in round_.players]
+        if views:  # the dealer's totals once for every view, each player's own wagers
+            dealer = next(iter(views.values()))["dealer"]
+            dealer = dealer | _dealer_totals(round_.dealer, revealed=round_.hole_card_revealed)
+            wagers = _wagers_of(round_.wagers)
+            for player, view in views.items():
+                view["dealer"] = dealer
+                view["you"]["wagers"] = wagers.get(player, [])
+        watching = [player for player in wanted if player not in round_.players]
         if watching:  # no wager this round: the same public view for all of them
             public = self.player_view(round_, watching[0])
             views.update(dict.fromkeys(watching, public))
@@ -396,10 +411,23 @@ class HybridSharedAdapter(Adapter):
 
     def player_view(self, round_: Any, player: str) -> dict[str, Any]:
         if player in round_.players:
-            view: dict[str, Any] = round_.terminal_view(player)
-            return view
+            return self._completed(round_, round_.terminal_view(player), player, None)
         public: dict[str, Any] = round_._table_view()
+        public["dealer"] = _first_card_showing(public["dealer"])
         return public | {"you": None, "players": [{"player": p} for p in round_.players]}
+
+    @staticmethod
+    def _completed(
+        round_: Any,
+        view: dict[str, Any],
+        player: str,
+        wagers: dict[str, list[dict[str, Any]]] | None,
+    ) -> dict[str, Any]:
+        """The engine's view with what a terminal draws besides: the total of the dealer's
+        first card and the player's own wagers."""
+        view["dealer"] = _first_card_showing(view["dealer"])
+        view["you"]["wagers"] = (wagers or _wagers_of(round_.wagers)).get(player, [])
+        return view
 
     def audit_view(self, round_: Any) -> dict[str, Any]:
         view: dict[str, Any] = round_.audit_view()
@@ -408,10 +436,13 @@ class HybridSharedAdapter(Adapter):
     def player_views(self, round_: Any, players: Iterable[str]) -> dict[str, dict[str, Any]]:
         views: dict[str, dict[str, Any]] = {}
         watching: list[str] = []
+        wagers = _wagers_of(round_.wagers)
         with shared_table_view(round_):
             for player in players:
                 if player in round_.players:
-                    views[player] = round_.terminal_view(player)
+                    views[player] = self._completed(
+                        round_, round_.terminal_view(player), player, wagers
+                    )
                 else:
                     watching.append(player)
         if watching:  # no wager this round: the same public view for all of them
@@ -511,12 +542,15 @@ class MultiActionAdapter(SeatAdapter):
                     str(number): {
                         "cards": [card.code for card in hand.cards],
                         "total": hand.total,
+                        "soft": hand.is_soft,
                         "blackjack": bool(round_.dealer_blackjack.get(number, False)),
+                        "bust": hand.is_bust,
                     }
                     for number, hand in sorted(round_.dealer_hands.items())
                 },
                 "skipped_rounds": list(round_.skipped_rounds),
                 "total": None,
+                "showing": None if first is None else _showing([first]),
             },
         }
 
@@ -533,6 +567,7 @@ class MultiActionAdapter(SeatAdapter):
                 "legal_actions": round_.legal_actions(seat),
                 "awaiting_decision": seat in round_.seats_to_decide(),
                 "hands": [_spot_hand_json(hand) for hand in round_.seats[seat].hands],
+                "wagers": _wagers_of(round_.wagers).get(player, []),
                 "settlements": [s.to_json() for s in round_.settlements if s.player == player],
                 "net": round_.player_net().get(player, 0),
             }
@@ -607,9 +642,59 @@ def _hand_json(hand: Any) -> dict[str, Any]:
         "blackjack": cards.is_blackjack,
         "bust": cards.is_bust,
         "wager": hand.amount,
+        "doubled": getattr(hand, "doubled", 0),
+        "surrendered": getattr(hand, "surrendered", False),
         "complete": hand.done,
         "settled": hand.settled,
     }
+
+
+def _showing(cards: Sequence[Any]) -> dict[str, Any]:
+    """The total of the dealer's cards showing (the up card while the hole card is down)."""
+    hand = Hand(cards)
+    return {"total": hand.total, "soft": hand.is_soft}
+
+
+def _dealer_totals(hand: Any, *, revealed: bool) -> dict[str, Any]:
+    """The dealer's hand in the terms a terminal shows beside the cards: once the hole card is
+    turned, whether the total is soft, a Blackjack or a bust; before, the total of the up card
+    only (``showing``), never anything of the hole card."""
+    if revealed:
+        return {
+            "soft": hand.is_soft,
+            "blackjack": hand.is_blackjack,
+            "bust": hand.is_bust,
+            "showing": None,
+        }
+    up = hand.cards[:1]
+    return {
+        "soft": False,
+        "blackjack": False,
+        "bust": False,
+        "showing": _showing(up) if up else None,
+    }
+
+
+def _first_card_showing(dealer: dict[str, Any]) -> dict[str, Any]:
+    """A version B dealer box (the dealer's first card) with the card's total."""
+    first = dealer.get("first_card")
+    return dealer | {"showing": None if first is None else _showing([Card.parse(first)])}
+
+
+def _wagers_of(wagers: Iterable[Any]) -> dict[str, list[dict[str, Any]]]:
+    """Each player's wagers on the layout, as his terminal shows them in chips: the kind, the
+    amount at risk now (a double included), the hand (a split's own wager) and the spot."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for wager in wagers:
+        out.setdefault(wager.player, []).append(
+            {
+                "kind": wager.kind.value,
+                "amount": wager.amount,
+                "hand": wager.hand,
+                "spot": getattr(wager, "spot", None),
+            }
+        )
+    return out
 
 
 ADAPTERS: dict[str, Callable[[], Adapter]] = {
@@ -632,16 +717,107 @@ def adapter_for(game_id: str) -> Adapter:
     return factory()
 
 
+PAYTABLE_LINES: dict[str, str] = {
+    "royal-match": "King and queen of the same suit (Royal Match)",
+    "suited-blackjack": "Ace and a ten-value card of the same suit",
+    "suited-match": "Any two cards of the same suit",
+    "crown-treasure": "Crown Treasure: your Royal Match and the dealer's two cards a Royal Match",
+    "suited-pair": "Two cards of the same rank and suit",
+    "pair": "Two cards of the same rank",
+    "spade-kings-dealer-blackjack": "Two kings of spades, and the dealer has Blackjack",
+    "spade-kings": "Two kings of spades",
+    "suited-kings": "Two kings of the same suit",
+    "suited-queens-jacks-tens": "Two queens, two jacks or two tens of the same suit",
+    "suited-20": "Any other 20 in one suit",
+    "unsuited-kings": "Two kings of different suits",
+    "unsuited-20": "Any other 20",
+    "dealer-busts": "The dealer busts drawing a third card or more",
+    "all-blackjack-or-bust": "Every Blackjack Wager ends in a Blackjack or a bust",
+}
+"""The paytable lines in words (the rules name them by these keys); the terminal shows them in
+the player's language from its catalog, these English words the fallback."""
+
+
+def _odds(odds: Fraction) -> dict[str, Any]:
+    return {"pays": format_odds(odds), "odds": [odds.numerator, odds.denominator]}
+
+
+def _line(hand: str, odds: Fraction, **extra: Any) -> dict[str, Any]:
+    return {"hand": hand, "label": PAYTABLE_LINES.get(hand, hand), **_odds(odds), **extra}
+
+
+def paytables(rules: Any) -> list[dict[str, Any]]:
+    """Every paytable the table offers, as data: per wager kind the rows of hand and odds
+    (strongest first), the clause, and notes (633c.5(c)(2)-(3); 633c.5(v)(3), (ee)(3)-(5);
+    633b.16(f)-(g))."""
+    tables: list[dict[str, Any]] = []
+    if getattr(rules, "buzzer_beater", False):
+        tables.append(
+            {
+                "kind": "buzzer_beater",
+                "clause": "PA 633c.5(v)(3)",
+                "rows": [
+                    _line(
+                        row.player,
+                        row.pays,
+                        against=list(row.dealer),
+                        label=row.describe().rsplit(" pays ", 1)[0],
+                    )
+                    for row in rules.buzzer_beater_paytable
+                ],
+                "notes": [],
+            }
+        )
+    if getattr(rules, "royal_match", False):
+        rows = [_line(line, odds) for line, odds in rules.royal_match_lines()]
+        notes = []
+        if rules.crown_treasure:
+            added = rules.crown_treasure_in_addition
+            rows.append(_line("crown-treasure", rules.crown_treasure_pays, in_addition=bool(added)))
+            notes.append("crown_treasure_in_addition" if added else "crown_treasure_instead")
+        tables.append(
+            {
+                "kind": "royal_match",
+                "clause": "PA 633c.5(ee)(3)",
+                "rows": rows,
+                "notes": [*notes, "highest_line_only"],
+            }
+        )
+    for kind, clause in (("bet_the_set", "PA 633c.5(ee)(4)"), ("kings_bounty", "PA 633c.5(ee)(5)")):
+        if getattr(rules, kind, False):
+            lines = getattr(rules, f"{kind}_lines")()
+            tables.append(
+                {
+                    "kind": kind,
+                    "clause": clause,
+                    "rows": [_line(line, odds) for line, odds in lines],
+                    "notes": ["highest_line_only"],
+                }
+            )
+    if getattr(rules, "ez_bust", False):
+        rows = [_line("dealer-busts", Fraction(1))]
+        if getattr(rules, "ez_bust_push_all", False):
+            line = "all-blackjack-or-bust"  # 633b.16(g): every EZ Bust wager pushes
+            rows.append({"hand": line, "label": PAYTABLE_LINES[line], "pays": "push", "odds": None})
+        tables.append(
+            {"kind": "ez_bust", "clause": "PA 633b.16(f)", "rows": rows, "notes": ["ez_bust"]}
+        )
+    return tables
+
+
 def rules_icon(rules: Any, countdown_seconds: float, countdown_default: str) -> dict[str, Any]:
     """The content of the terminal's game rules icon (633c.5(c)(2)–(3)): Blackjack pays 3 to 2,
-    the dealer stands on all soft 17s, insurance pays 2 to 1, what the countdown does, and the
-    Buzzer Beater odds when it is offered."""
+    the dealer stands on all soft 17s, insurance pays 2 to 1, what the countdown does, and every
+    paytable the table offers (Buzzer Beater, Royal Match 21 with Crown Treasure, Bet the Set,
+    King's Bounty, EZ Bust). ``lines`` says it in English; ``facts`` and ``paytables`` are the
+    same as data, which the terminal words in the player's language."""
+    blackjack_pays: Fraction = rules.blackjack_pays
+    insurance_pays: Fraction = getattr(rules, "insurance_pays", Fraction(2))
+    hits_soft_17 = bool(getattr(rules, "dealer_hits_soft_17", False))
     lines = [
-        f"Blackjack pays {format_odds(rules.blackjack_pays)}.",
-        "Dealer stands on all soft 17s."
-        if not getattr(rules, "dealer_hits_soft_17", False)
-        else "Dealer hits soft 17.",
-        f"Insurance pays {format_odds(getattr(rules, 'insurance_pays', Fraction(2)))}.",
+        f"Blackjack pays {format_odds(blackjack_pays)}.",
+        "Dealer stands on all soft 17s." if not hits_soft_17 else "Dealer hits soft 17.",
+        f"Insurance pays {format_odds(insurance_pays)}.",
     ]
     default_text = {
         "stand": "your hand stands",
@@ -684,4 +860,22 @@ def rules_icon(rules: Any, countdown_seconds: float, countdown_default: str) -> 
         )
     if getattr(rules, "ez_bust", False):
         lines.append("EZ Bust: an optional wager that the dealer busts, pays 1 to 1.")
-    return {"lines": lines, "buzzer_beater": buzzer, "countdown_default": countdown_default}
+    facts = {
+        "blackjack_pays": [blackjack_pays.numerator, blackjack_pays.denominator],
+        "dealer_hits_soft_17": hits_soft_17,
+        "insurance_pays": [insurance_pays.numerator, insurance_pays.denominator],
+        "countdown_seconds": int(countdown_seconds),
+        "countdown_default": countdown_default,
+        "table_minimum": rules.table_minimum,
+        "table_maximum": rules.table_maximum,
+        "decks": getattr(rules, "decks", None),
+        "side_wager_minimum": getattr(rules, "side_wager_minimum", None),
+        "side_wager_maximum": getattr(rules, "side_wager_maximum", None),
+    }
+    return {
+        "lines": lines,
+        "buzzer_beater": buzzer,
+        "countdown_default": countdown_default,
+        "facts": facts,
+        "paytables": paytables(rules),
+    }
