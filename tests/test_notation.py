@@ -17,7 +17,7 @@ from tablejack.core import (
     ShoeExhaustedError,
 )
 from tablejack.core.notation import FORMAT, RoundHistory, dumps, load, loads
-from tablejack.games import export, replay
+from tablejack.games import export, replay, scenarios
 from tablejack.games.session import play_rounds
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,8 +126,10 @@ def test_export_of_bot_rounds_round_trips_and_replays() -> None:
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.name for p in SCENARIOS])
 def test_scenario_files_replay_to_their_expected_results(path: Path) -> None:
     history = load(path)
-    round_ = replay(history)
+    run = scenarios.play(history)
+    round_ = run.round
     assert round_.is_complete
+    assert scenarios.check(history, run) == []
     if "net" in history.expect:
         assert round_.player_net() == history.expect["net"]
     exported = export(round_)

@@ -21,9 +21,9 @@ from rich.console import Console
 
 from tablejack.core import notation
 from tablejack.core.errors import TablejackError
-from tablejack.core.money import format_cents
+from tablejack.core.money import format_cents, format_odds
 from tablejack.core.records import check_settlements
-from tablejack.games import GAMES, export, game, load_rules, replay, transcript
+from tablejack.games import GAMES, export, game, load_rules, scenarios, transcript
 from tablejack.games.session import play_rounds
 from tablejack.progress import Feedback
 
@@ -197,48 +197,74 @@ def scenario(
 ) -> None:
     """Play a scenario file (rules, seats, card order, commands) and print every settlement.
 
-    Exits 1 when the file's [expect] results differ, 2 on an invalid file or illegal command.
+    Exits 1 when the file's [expect] results differ, 2 on an invalid file or an illegal command
+    the file does not expect to be refused.
     """
     try:
         history = notation.load(file)
-        round_ = replay(history)
+        run = scenarios.play(history)
     except TablejackError as error:
         raise _fail(error) from None
-    settlements = [settlement.to_json() for settlement in round_.settlements]
-    net_by_player: dict[str, int] = defaultdict(int)
-    for settlement in round_.settlements:
-        net_by_player[settlement.player] += settlement.net
-    mismatches = _check_expectations(history.expect, net_by_player)
+    round_ = run.round
+    mismatches = scenarios.check(history, run)
     if as_json:
-        payload = {
-            "scenario": str(file),
-            "game": history.game,
-            "settlements": settlements,
-            "net_by_player": dict(net_by_player),
-            "house_net": round_.house_net(),
-            "expectations_met": not mismatches,
-            "mismatches": mismatches,
-        }
-        print(json.dumps(payload, indent=2))
+        print(json.dumps(scenario_json(file, history, run, mismatches), indent=2))
     else:
         for line in transcript(round_):
             console.print(line)
+        for refusal in run.refusals:
+            rule = f" [dim]({refusal.rule})[/]" if refusal.rule not in refusal.message else ""
+            console.print(
+                f"Step {refusal.step} ({refusal.command}) refused: {refusal.message}{rule}"
+            )
+        if run.stopped_at is not None:
+            console.print(f"The scenario stops at step {run.stopped_at}.")
         for message in mismatches:
             errors.print(f"[bold red]expectation failed:[/] {message}")
     if mismatches:
         raise typer.Exit(code=1)
 
 
-def _check_expectations(expect: Any, net_by_player: dict[str, int]) -> list[str]:
-    mismatches = []
-    for player, expected in dict(expect.get("net", {})).items():
-        actual = net_by_player.get(player)
-        if actual != expected:
-            shown = "no settlement" if actual is None else format_cents(actual, signed=True)
-            mismatches.append(
-                f"{player}: expected net {format_cents(expected, signed=True)}, got {shown}"
-            )
-    return mismatches
+def scenario_json(
+    file: Path, history: Any, run: scenarios.ScenarioRun, mismatches: list[str]
+) -> dict[str, Any]:
+    """The JSON document of ``tablejack scenario --json`` (``docs/notation.md``)."""
+    round_ = run.round
+    settlements = []
+    for order, settlement in enumerate(round_.settlements, start=1):
+        entry = settlement.to_json()
+        odds = scenarios.odds_paid(settlement)
+        entry["order"] = order
+        entry["odds"] = None if odds is None else format_odds(odds)
+        settlements.append(entry)
+    net_by_player: dict[str, int] = defaultdict(int)
+    for settlement in round_.settlements:
+        net_by_player[settlement.player] += settlement.net
+    return {
+        "scenario": str(file),
+        "game": history.game,
+        "complete": bool(round_.is_complete),
+        "stopped_at": run.stopped_at,
+        "refusals": [refusal.to_json() for refusal in run.refusals],
+        "settlements": settlements,
+        "net_by_player": dict(net_by_player),
+        # A scenario stopped by a refusal leaves wagers open: the house's net so far.
+        "house_net": round_.house_net()
+        if round_.is_complete
+        else -sum(settlement.net for settlement in round_.settlements),
+        "dealer": {
+            name: {
+                "cards": [card.code for card in hand.cards],
+                "total": hand.total,
+                "total_text": hand.total_text() if hand.cards else "",
+            }
+            for name, hand in scenarios.dealer_hands(round_).items()
+        },
+        "cards_used": run.cards_used,
+        "cards_left": run.cards_left,
+        "expectations_met": not mismatches,
+        "mismatches": mismatches,
+    }
 
 
 @app.command("rules")

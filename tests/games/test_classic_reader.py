@@ -18,7 +18,7 @@ from tablejack.core import (
     Shoe,
 )
 from tablejack.core.notation import RoundHistory, load
-from tablejack.games import replay
+from tablejack.games import export, replay, scenarios
 from tablejack.games.classic import CardTarget, ClassicRound, Phase
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
@@ -96,7 +96,8 @@ SCENARIO_FILES = sorted(SCENARIOS.glob("classic-*.toml"))
 
 @pytest.mark.parametrize("path", SCENARIO_FILES, ids=[p.name for p in SCENARIO_FILES])
 def test_633a14_scenario_files_played_from_the_reader(path: Path) -> None:
-    history = load(path)
+    # The commands the round applied (a scenario's expected refusals change nothing).
+    history = export(scenarios.play(load(path)).round)
     assert reader_twin(history).operations == replay(history).operations
 
 

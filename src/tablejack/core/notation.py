@@ -35,7 +35,7 @@ import tomli_w
 
 from tablejack.core.cards import Card, cards_from_codes
 from tablejack.core.errors import InvalidNotationError
-from tablejack.core.money import format_cents, parse_money
+from tablejack.core.money import format_cents, format_odds, parse_money, parse_odds
 
 __all__ = ["FORMAT", "RoundHistory", "dumps", "load", "loads"]
 
@@ -172,13 +172,186 @@ def _normal_seat(seat: Mapping[str, Any]) -> dict[str, Any]:
     return normal
 
 
+EXPECT_KEYS = frozenset(
+    {
+        "net",
+        "wagers",
+        "every_wager",
+        "in_order",
+        "dealer",
+        "cards_used",
+        "cards_left",
+        "refused",
+    }
+)
+"""The fields of a scenario's ``[expect]`` table (``docs/notation.md``)."""
+
+WAGER_EXPECT_KEYS = frozenset(
+    {
+        "player",
+        "seat",
+        "position",
+        "kind",
+        "hand",
+        "spot",
+        "net",
+        "amount",
+        "returned",
+        "result",
+        "odds",
+        "clause",
+    }
+)
+"""The fields of one ``[[expect.wagers]]`` entry: which settlement (``player``, ``seat``,
+``position``, ``kind``, ``hand``, ``spot``) and what it must show."""
+
+WAGER_MONEY_KEYS = frozenset({"net", "amount", "returned"})
+
+REFUSAL_KEYS = frozenset({"step", "rule", "then", "message"})
+REFUSAL_THEN = ("continue", "stop")
+
+
 def _normal_expect(expect: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = set(expect) - EXPECT_KEYS
+    if unknown:
+        raise InvalidNotationError(
+            f"Unknown field(s) {', '.join(sorted(unknown))} in [expect]; known: "
+            f"{', '.join(sorted(EXPECT_KEYS))}."
+        )
     normal: dict[str, Any] = dict(expect)
     net = expect.get("net")
     if net is not None:
         if not isinstance(net, dict):
             raise InvalidNotationError("expect.net must be a table of player = amount.")
         normal["net"] = {player: parse_money(amount) for player, amount in net.items()}
+    if "wagers" in expect:
+        wagers = expect["wagers"]
+        if not isinstance(wagers, list) or not all(isinstance(w, dict) for w in wagers):
+            raise InvalidNotationError("expect.wagers must be a list of [[expect.wagers]] tables.")
+        normal["wagers"] = [_normal_wager_expect(wager) for wager in wagers]
+    for key in ("every_wager", "in_order"):
+        if key in expect and not isinstance(expect[key], bool):
+            raise InvalidNotationError(f"expect.{key} must be true or false.")
+    if "dealer" in expect:
+        normal["dealer"] = _normal_dealer_expect(expect["dealer"])
+    if "cards_used" in expect:
+        used = expect["cards_used"]
+        if isinstance(used, str | list):
+            normal["cards_used"] = " ".join(card.code for card in cards_from_codes(used))
+        elif not _is_count(used):
+            raise InvalidNotationError(
+                "expect.cards_used is a number of cards or the cards themselves in order."
+            )
+    if "cards_left" in expect and not _is_count(expect["cards_left"]):
+        raise InvalidNotationError("expect.cards_left must be a number of cards (0 or more).")
+    if "refused" in expect:
+        refused = expect["refused"]
+        entries = [refused] if isinstance(refused, dict) else refused
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise InvalidNotationError(
+                'expect.refused is { step = 3, rule = "PA 633b.16(c)" } or a list of them.'
+            )
+        normal["refused"] = [_normal_refusal(entry) for entry in entries]
+    return normal
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _normal_wager_expect(wager: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = set(wager) - WAGER_EXPECT_KEYS
+    if unknown:
+        raise InvalidNotationError(
+            f"Unknown field(s) {', '.join(sorted(unknown))} in an [[expect.wagers]] entry; "
+            f"known: {', '.join(sorted(WAGER_EXPECT_KEYS))}."
+        )
+    if not {"player", "seat", "position"} & set(wager):
+        raise InvalidNotationError(
+            f"An [[expect.wagers]] entry names its player (or seat or position): {dict(wager)!r}."
+        )
+    if not {"net", "amount", "returned", "result", "odds", "clause"} & set(wager):
+        raise InvalidNotationError(
+            f"An [[expect.wagers]] entry checks something (net, result, odds, clause, amount or "
+            f"returned): {dict(wager)!r}."
+        )
+    normal: dict[str, Any] = {}
+    for key, value in wager.items():
+        if key in WAGER_MONEY_KEYS:
+            normal[key] = parse_money(value)
+        elif key == "odds":
+            normal[key] = format_odds(parse_odds(value))
+        elif key in ("seat", "position", "hand", "spot"):
+            if not _is_count(value) or value < 1:
+                raise InvalidNotationError(
+                    f"expect.wagers {key} is a number from 1 (hands count from 1, the dealer's "
+                    f"left), not {value!r}."
+                )
+            normal[key] = value
+        elif not isinstance(value, str):
+            raise InvalidNotationError(f"expect.wagers {key} must be text, not {value!r}.")
+        else:
+            normal[key] = value
+    return normal
+
+
+def _normal_dealer_hand(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict) or not value or set(value) - {"cards", "total"}:
+        raise InvalidNotationError(
+            f'{where} is a table {{ cards = "6H 10C 9H", total = 25 }} (either or both).'
+        )
+    normal: dict[str, Any] = {}
+    if "cards" in value:
+        if not isinstance(value["cards"], str | list):
+            raise InvalidNotationError(f'{where}.cards is a string of card codes ("6H 10C").')
+        normal["cards"] = " ".join(card.code for card in cards_from_codes(value["cards"]))
+    if "total" in value:
+        total = value["total"]
+        if isinstance(total, bool) or not isinstance(total, int | str):
+            raise InvalidNotationError(
+                f'{where}.total is a number or text such as "Blackjack", "soft 17", "25 bust".'
+            )
+        normal["total"] = total
+    return normal
+
+
+def _normal_dealer_expect(dealer: Any) -> dict[str, Any]:
+    if not isinstance(dealer, dict):
+        raise InvalidNotationError("expect.dealer must be a table.")
+    if set(dealer) <= {"cards", "total"}:
+        return _normal_dealer_hand(dealer, "expect.dealer")
+    return {
+        str(key): _normal_dealer_hand(value, f"expect.dealer.{key}")
+        for key, value in dealer.items()
+    }
+
+
+def _normal_refusal(entry: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = set(entry) - REFUSAL_KEYS
+    if unknown or not {"step", "rule"} <= set(entry):
+        raise InvalidNotationError(
+            'expect.refused entries are { step = 3, rule = "PA 633b.16(c)", then = "stop" } '
+            f"(then and message optional); got {dict(entry)!r}."
+        )
+    step = entry["step"]
+    if not _is_count(step):
+        raise InvalidNotationError(
+            f"expect.refused step is the command's number (1 = the first command, 0 = seating "
+            f"the players), not {step!r}."
+        )
+    if not isinstance(entry["rule"], str) or not entry["rule"]:
+        raise InvalidNotationError('expect.refused rule is the clause, as in "PA 633b.16(c)".')
+    then = entry.get("then", "stop" if step == 0 else "continue")
+    if then not in REFUSAL_THEN or (step == 0 and then != "stop"):
+        raise InvalidNotationError(
+            f'expect.refused then is "continue" (skip the refused command and go on) or "stop" '
+            f"(the scenario ends there; always for step 0), not {then!r}."
+        )
+    normal = {"step": step, "rule": entry["rule"], "then": then}
+    if "message" in entry:
+        if not isinstance(entry["message"], str):
+            raise InvalidNotationError("expect.refused message is text the error must contain.")
+        normal["message"] = entry["message"]
     return normal
 
 
@@ -197,6 +370,16 @@ def to_mapping(history: RoundHistory) -> dict[str, Any]:
         expect = dict(history.expect)
         if "net" in expect:
             expect["net"] = {p: format_cents(v, signed=True) for p, v in expect["net"].items()}
+        if "wagers" in expect:
+            expect["wagers"] = [
+                {
+                    key: format_cents(value, signed=key == "net")
+                    if key in WAGER_MONEY_KEYS
+                    else value
+                    for key, value in wager.items()
+                }
+                for wager in expect["wagers"]
+            ]
         data["expect"] = expect
     return data
 
