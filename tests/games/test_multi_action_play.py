@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tablejack.core import Card, IllegalActionError, Result, Shoe
+from tablejack.core import Card, IllegalActionError, Result, RulesError, Shoe
 from tablejack.core.records import WagerKind
 from tablejack.games.multi_action import MultiActionRound, MultiActionRules, Phase
 
@@ -512,6 +512,41 @@ def test_nj_a_double_only_on_a_first_two_card_total_of_10_or_11(hand: str) -> No
     assert error.value.rule == "NJ MAB (a)"
     assert snapshot(round_) == before
     assert not round_.can_double_down(1)
+
+
+def test_nj_a_b2iii_ace_nine_is_20_for_the_double_by_default() -> None:
+    # The default reading: an ace counts 11 unless the hand would exceed 21 (best-total), so an
+    # ace and a nine total 20, not 10; the message names the reading and its option.
+    round_ = table(["AS 9H"], "6D")
+    with pytest.raises(IllegalActionError, match="not 20; an ace counts 11 here") as error:
+        round_.double_down(1)
+    assert error.value.rule == "NJ MAB (a)"
+    assert "double_ace_value = best-total, NJ MAB (b)(2)(iii)" in str(error.value)
+
+
+def test_nj_a_b2iii_ace_nine_doubles_as_10_with_the_one_or_eleven_option() -> None:
+    # (b)(2)(iii): "a value of one or 11 at the discretion of the player": counting the ace as
+    # 1, A-9 is a first-two-card total of 10 ((a)). The double takes one card; the hand then
+    # plays at its best total: A 9 K = 20 (the ace counting 1), against the dealer's 6 10 5 = 21
+    # in each of the three rounds.
+    round_ = table(["AS 9H"], "6D", "KC 10C 5C 10S 5S 10H 5H", double_ace_value="one-or-eleven")
+    operation = round_.apply("1 double")
+    assert operation.amount == 3000
+    finished(round_)
+    assert [w.amount for w in round_.wagers] == [2000, 2000, 2000]
+    assert round_.player_net() == {"ann": -6000}
+    # A soft hand that is 10 or 11 neither way (A-A: 2 or 12; A-5: 6 or 16) still may not.
+    for hand in ("AS AH", "AS 5H"):
+        refused = table([hand], "6D", double_ace_value="one-or-eleven")
+        assert not refused.can_double_down(1)
+
+
+def test_nj_a_b2iii_double_ace_value_is_validated() -> None:
+    with pytest.raises(RulesError, match="double_ace_value") as error:
+        MultiActionRules(double_ace_value="eleven")
+    assert error.value.rule == "NJ MAB (a), (b)(2)(iii)"
+    rules = MultiActionRules.from_mapping({"double_ace_value": "one-or-eleven"})
+    assert MultiActionRules.from_mapping(rules.to_mapping()) == rules
 
 
 def test_nj_a27_double_on_a_spot_not_backed_is_refused() -> None:

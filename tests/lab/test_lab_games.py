@@ -54,6 +54,8 @@ def test_nj_mab_multi_action_analysis_doubles_10_11_and_loses_everything_to_blac
     assert analysis.double_totals == frozenset({10, 11})
     assert analysis.double_full_amount and analysis.split_full_amount  # A-29
     assert not analysis.split and not analysis.late_surrender and analysis.spots == 3
+    with pytest.raises(ValueError, match="best-total' only"):  # NJ MAB (b)(2)(iii) option
+        AnalysisRules.from_rules(MultiActionRules(double_ace_value="one-or-eleven"))
     no_split = exact.analyse(analysis)
     assert not no_split.strategy.split.any()
 

@@ -89,6 +89,9 @@ ROUND_CLAUSES = {1: DEALER, 2: f"{DEALER}, (f)(6)", 3: f"{DEALER}, (f)(7)"}
 SPOTS = (1, 2, 3)
 INSURANCE_PAYS = Fraction(2)
 DOUBLE_TOTALS = frozenset({10, 11})
+DOUBLE_ACE = "NJ MAB (a), (b)(2)(iii)"
+DOUBLE_ACE_VALUES = ("best-total", "one-or-eleven")
+"""The readings of an ace in the double-down test (``MultiActionRules.double_ace_value``)."""
 
 
 # -- rules -----------------------------------------------------------------------------------
@@ -129,6 +132,13 @@ class MultiActionRules(TableRules):
     double_down: bool = True
     """Double down offered: on a first-two-card total of 10 or 11 only, the wager doubled and
     one more card (NJ MAB (a)). The player names the spots doubled (A-27)."""
+
+    double_ace_value: str = "best-total"
+    """How an ace counts for the double-down test of a first-two-card total of 10 or 11 (NJ MAB
+    (a)). "best-total" (default): the hand's total as it plays, an ace counting 11 unless that
+    exceeds 21, so an ace and a nine are 20 and may not double. "one-or-eleven": the player may
+    count an ace as 1 (NJ MAB (b)(2)(iii), "a value of one or 11 at the discretion of the
+    player"), so an ace and a nine may double as 10. The text allows both readings."""
 
     double_after_split: bool = False
     """A split hand may double on 10 or 11 after its second card. The definition speaks of "a
@@ -205,6 +215,7 @@ class MultiActionRules(TableRules):
                 f"hand ({SPLIT}).",
                 rule=SPLIT,
             )
+        self._check_choice("double_ace_value", DOUBLE_ACE_VALUES, DOUBLE_ACE)
         if self.double_after_split and not (self.double_down and self.split_pairs):
             raise RulesError(
                 "double_after_split = true needs double_down = true and split_pairs = true "
@@ -609,10 +620,18 @@ class MultiActionRound(SeatTurns):
             )
         if hand.split_aces and rules.one_card_to_split_aces:
             raise IllegalActionError(f"A split ace receives one card only ({SPLIT}).", rule=SPLIT)
-        if hand.hand.total not in DOUBLE_TOTALS:
+        totals = {hand.hand.total}
+        if rules.double_ace_value == "one-or-eleven":
+            totals.add(hand.hand.hard_total)  # every ace counted as 1 ((b)(2)(iii))
+        if not totals & DOUBLE_TOTALS:
+            counted = (
+                "; an ace counts 11 here (double_ace_value = best-total, NJ MAB (b)(2)(iii))"
+                if hand.hand.is_soft
+                else ""
+            )
             raise IllegalActionError(
                 f"A double down is allowed only when the first two cards total 10 or 11, not "
-                f"{hand.hand.total} ({DOUBLE}).",
+                f"{hand.hand.total}{counted} ({DOUBLE}).",
                 rule=DOUBLE,
             )
         if spots is not None:

@@ -148,6 +148,11 @@ class AnalysisRules:
                 **changes,
             }
         elif game == "multi-action":
+            if getattr(rules, "double_ace_value", "best-total") != "best-total":
+                raise ValueError(
+                    "The lab analyses double_ace_value = 'best-total' only (an ace and a nine "
+                    "may not double); 'one-or-eleven' (NJ MAB (b)(2)(iii)) is not modelled."
+                )
             changes = {
                 "double_totals": frozenset({10, 11}) if rules.double_down else frozenset(),
                 "split": bool(rules.split_pairs),
