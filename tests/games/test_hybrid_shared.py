@@ -180,6 +180,38 @@ def test_633c5_aa1_ii_insurance_lost_when_the_hole_card_gives_no_blackjack() -> 
     assert results(round_) == [("ann", 0, Result.BLACKJACK, 2500, "PA 633c.5(aa)(1)(ii), (ee)(2)")]
 
 
+def test_633c5_aa1_only_the_hole_card_is_designated_no_card_no_wager_needs() -> None:
+    # A♠ K♥ against a 6: the hole card 5♣ makes the dealer 11, no Blackjack: the Blackjack is
+    # paid (aa)(1)(ii) and no later card is revealed: (aa)(1) designates the hole card only and
+    # no wager depends on the dealer's total (the shared start makes every player a Blackjack).
+    round_ = deal("AS KH", "6D", "5C 9S 3H", ("ann", "bob"), **NO_SIDES)
+    assert round_.is_complete
+    assert round_.community_cards == [Card.parse("5C")]
+    assert round_.shoe is not None and round_.shoe.remaining == 2  # 9♠ 3♥ never dealt
+    for name in ("ann", "bob"):
+        assert codes(round_.player_dealer(name)) == "6D 5C"
+        assert round_.players[name].designations == ["dealer"]
+    assert results(round_) == [
+        ("ann", 0, Result.BLACKJACK, 2500, "PA 633c.5(aa)(1)(ii), (ee)(2)"),
+        ("bob", 0, Result.BLACKJACK, 2500, "PA 633c.5(aa)(1)(ii), (ee)(2)"),
+    ]
+
+
+def test_633c5_aa1_card_reader_asks_for_the_hole_card_only() -> None:
+    round_ = HybridSharedRound(HybridSharedRules(**NO_SIDES))
+    round_.place_wager("ann", 1000)
+    round_.close_wagering()
+    for code in ("AS", "6D", "KH"):
+        round_.deal_card(code)
+    assert round_.card_request is not None
+    assert round_.card_request.describe() == "community card 1"
+    round_.deal_card("5C")
+    assert round_.card_request is None and round_.is_complete
+    with pytest.raises(IllegalActionError) as caught:
+        round_.deal_card("9S")
+    assert caught.value.rule == "PA 633c.5(j)"
+
+
 # -- (aa)(2) stand on the two cards ---------------------------------------------------------------
 
 

@@ -986,6 +986,13 @@ class HybridSharedRound(RoundRecords):
         dealer = state.dealer
         if len(dealer) == 2:
             self._dealer_second_card(state)
+            if state.path is Path.BLACKJACK:
+                # (aa)(1) designates the hole card only: it settles the Blackjack, insurance and
+                # the side wager lines that need the dealer's two cards; no wager of this
+                # player depends on a later card, and the text adds none to his dealer's hand
+                # (unlike (aa)(2)(ii) and (aa)(3)).
+                state.complete = True
+                return
         if dealer.total >= 17 or state.dealer_blackjack:
             state.complete = True
             self._settle_final(state)

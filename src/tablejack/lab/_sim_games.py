@@ -11,7 +11,8 @@ the side wagers see suits. Each kernel draws exactly the cards the engine draws:
   ten-value settles a dealer Blackjack at once; otherwise the hands take the next (community)
   cards hand by hand (A-4) and the dealer always completes the hand to 17–21 ((s));
 * ``hybrid-shared``: the shared start (player, dealer, player), then the player's cards, then
-  the player's personal dealer hand (second card, then to 17–21; it is always completed);
+  the player's personal dealer hand (second card, then to 17–21; always completed, except after
+  a player Blackjack, whose community card is the hole card only, (aa)(1));
 * ``multi-action``: player, dealer's first card, player; a Blackjack against 2–9 is paid at
   once and a bust loses every spot, and then no dealer card is drawn; otherwise each of the
   three rounds draws the dealer's second card and, while a wager is open, more cards (A-28).
@@ -310,7 +311,8 @@ def play_game_round(shoe, words, pos, end, game, rules, tab, pay, bb_pay, res, w
         d_hard = up + d2 + 2
         d_ace = up == 0 or d2 == 0
         dealer_bj = (up == 0 and d2 == 9) or (up == 9 and d2 == 0)
-        if not dealer_bj:
+        if not dealer_bj and not player_bj:
+            # (aa)(1): a player Blackjack's community card is the hole card only.
             pos, d_hard, d_ace = _dealer_to_17(shoe, words, pos, end, d_hard, d_ace, h17)
             if pos < 0:
                 return -1
