@@ -672,12 +672,7 @@ class HybridRound(RoundRecords):
                 break
             hand = need[1]
             cards = hand.hand
-            hit = (
-                self.rules.countdown_default == "hit-hard-11-or-less"
-                and not cards.is_soft
-                and cards.total <= 11
-                and self.can_hit(state.name)
-            )
+            hit = self.rules.countdown_action(cards) == "hit" and self.can_hit(state.name)
             if hit:
                 self._do_hit(state, hand, default=True)
             else:

@@ -35,8 +35,19 @@ from pathlib import Path
 from typing import Any, ClassVar, Self
 
 from tablejack.core.errors import InvalidNotationError, RulesError
+from tablejack.core.hands import Hand
 from tablejack.core.money import format_odds, parse_odds
 from tablejack.core.rules import Chapter633aRules, TableRules, read_toml
+from tablejack.games.countdown import (
+    COUNTDOWN_CHOICES,
+    COUNTDOWN_PRESETS,
+    CountdownTable,
+    check_countdown,
+    countdown_action,
+    countdown_rows,
+    countdown_text,
+    normal_table,
+)
 
 __all__ = [
     "BUZZER_BEATER_HANDS",
@@ -54,7 +65,9 @@ BUZZER_BEATER_HANDS = ("19", "20", "21", "blackjack")
 
 _STRENGTH = {label: rank for rank, label in enumerate(BUZZER_BEATER_HANDS)}
 
-COUNTDOWN_DEFAULTS = ("stand", "hit-hard-11-or-less")
+COUNTDOWN_DEFAULTS = COUNTDOWN_PRESETS
+"""The named countdown defaults; ``countdown_default`` may also be ``"table"``
+(:mod:`tablejack.games.countdown`)."""
 SPLIT_CARD_ORDERS = ("hand-by-hand", "second-cards-first")
 BUZZER_BEATER_HAND_CHOICES = ("first-hand", "best-hand")
 BUZZER_BEATER_NO_ROW_CHOICES = ("lose", "push")
@@ -183,8 +196,13 @@ class HybridRules(Chapter633aRules):
 
     countdown_default: str = "stand"
     """What the clock does for a player who has not acted (633c.5(p)(2), (c)(2)): "stand"
-    (the regulation's default) or "hit-hard-11-or-less" (hit a hard total of 11 or less, else
-    stand; the option 633c.5(z) gives as an example)."""
+    (the regulation's default), "hit-hard-11-or-less" (hit a hard total of 11 or less, else
+    stand; the option 633c.5(z) gives as an example) or "table" (``countdown_table``)."""
+
+    countdown_table: CountdownTable = ()
+    """With ``countdown_default = "table"``: the action per hand total, ``{hard-11 = "hit",
+    soft-17 = "hit"}`` (hard 4–20, soft 12–20; "hit" or "stand"; a total not named stands)
+    (633c.5(c)(2); the options of (z)). Shown in the game rules icon (``countdown_rows``)."""
 
     split_card_order: str = "hand-by-hand"
     """How a player's split hands take community cards (A-4): "hand-by-hand" (per-player cursor:
@@ -234,7 +252,10 @@ class HybridRules(Chapter633aRules):
                 "(PA 633c.5(p)(2)).",
                 rule="PA 633c.5(p)(2)",
             )
-        self._check_choice("countdown_default", COUNTDOWN_DEFAULTS, "PA 633c.5(c)(2)")
+        self._check_choice("countdown_default", COUNTDOWN_CHOICES, "PA 633c.5(c)(2)")
+        table = normal_table(self.countdown_table, "PA 633c.5(c)(2)")
+        object.__setattr__(self, "countdown_table", table)
+        check_countdown(self.countdown_default, table, "PA 633c.5(c)(2)")
         self._check_choice("split_card_order", SPLIT_CARD_ORDERS, "PA 633c.5(q); A-4")
         self._check_choice("buzzer_beater_hand", BUZZER_BEATER_HAND_CHOICES, "PA 633c.5(u); A-6")
         self._check_choice(
@@ -312,9 +333,24 @@ class HybridRules(Chapter633aRules):
         warn_if_player_edge(rules, stacklevel=3)
         return rules
 
+    # -- the countdown default ((p)(2), (c)(2)) --------------------------------------------
+
+    def countdown_action(self, hand: Hand) -> str:
+        """What the countdown clock does to ``hand`` of a player who has not acted."""
+        return countdown_action(self.countdown_default, self.countdown_table, hand)
+
+    def countdown_rows(self) -> list[dict[str, str]]:
+        """The countdown's action for every hard and soft total, for the game rules icon."""
+        return countdown_rows(self.countdown_default, self.countdown_table)
+
+    def countdown_text(self) -> str:
+        """The countdown's options in words, for the game rules icon ((c)(2))."""
+        return countdown_text(self.countdown_default, self.countdown_table)
+
     def to_mapping(self) -> dict[str, Any]:
         """The rules as TOML-ready data, the paytable as a list of row tables."""
         data = TableRules.to_mapping(self)
+        data["countdown_table"] = dict(self.countdown_table)
         data["buzzer_beater_paytable"] = [row.to_mapping() for row in self.buzzer_beater_paytable]
         return data
 

@@ -865,11 +865,7 @@ class HybridSharedRound(RoundRecords):
                 continue
             assert hand is not None
             cards = hand.hand
-            if (
-                self.rules.countdown_default == "hit-hard-11-or-less"
-                and not cards.is_soft
-                and cards.total <= 11
-            ):
+            if self.rules.countdown_action(cards) == "hit" and self.can_hit(state.player):
                 self._hit(state, None)
             else:
                 self._stand(state, None)

@@ -35,9 +35,18 @@ from typing import Any, ClassVar, Self
 
 from tablejack.core.cards import Card, Rank
 from tablejack.core.errors import InvalidNotationError, RulesError
+from tablejack.core.hands import Hand
 from tablejack.core.money import format_cents, format_odds, parse_money, parse_odds
 from tablejack.core.rules import DoubleDownTotals, TableRules
-from tablejack.games.hybrid_rules import COUNTDOWN_DEFAULTS
+from tablejack.games.countdown import (
+    COUNTDOWN_CHOICES,
+    CountdownTable,
+    check_countdown,
+    countdown_action,
+    countdown_rows,
+    countdown_text,
+    normal_table,
+)
 
 __all__ = [
     "BET_THE_SET_LINES",
@@ -207,8 +216,15 @@ class HybridSharedRules(TableRules):
 
     countdown_default: str = "stand"
     """What the clock does for a player who has not acted (633c.5(z), (c)(2)): "stand" (the
-    regulation's default) or "hit-hard-11-or-less" (hit a hard total of 11 or less, else stand;
-    the option (z) gives as an example). Undecided insurance is declined."""
+    regulation's default), "hit-hard-11-or-less" (hit a hard total of 11 or less, else stand;
+    the option (z) gives as an example) or "table" (``countdown_table``). Undecided insurance is
+    declined."""
+
+    countdown_table: CountdownTable = ()
+    """With ``countdown_default = "table"``: the action per hand total, ``{hard-11 = "hit",
+    soft-17 = "hit"}`` (hard 4–20, soft 12–20; "hit" or "stand"; a total not named stands)
+    ((z): "different options, such as a player's hand of an 11 will automatically hit";
+    explained in the game rules icon, (c)(2), ``countdown_rows``)."""
 
     royal_match: bool = True
     """The Royal Match 21 wager is offered (633c.5(x); § 633a.6(e)(4))."""
@@ -285,7 +301,10 @@ class HybridSharedRules(TableRules):
                 "(PA 633c.5(z)).",
                 rule="PA 633c.5(z)",
             )
-        self._check_choice("countdown_default", COUNTDOWN_DEFAULTS, "PA 633c.5(z), (c)(2)")
+        self._check_choice("countdown_default", COUNTDOWN_CHOICES, "PA 633c.5(z), (c)(2)")
+        table = normal_table(self.countdown_table, "PA 633c.5(z), (c)(2)")
+        object.__setattr__(self, "countdown_table", table)
+        check_countdown(self.countdown_default, table, "PA 633c.5(z), (c)(2)")
         self._check_choice("surrender_timing", SURRENDER_TIMINGS, "PA 633a.9; A-7")
         self._check_choice(
             "split_against_dealer_blackjack", DEALER_BLACKJACK_RULES, "PA 633c.5(bb)(1); A-10"
@@ -366,9 +385,24 @@ class HybridSharedRules(TableRules):
         rules: Self = base.__func__(cls, values)
         return rules
 
+    # -- the countdown default ((z), (c)(2)) ----------------------------------------------
+
+    def countdown_action(self, hand: Hand) -> str:
+        """What the countdown clock does to ``hand`` of a player who has not acted."""
+        return countdown_action(self.countdown_default, self.countdown_table, hand)
+
+    def countdown_rows(self) -> list[dict[str, str]]:
+        """The countdown's action for every hard and soft total, for the game rules icon."""
+        return countdown_rows(self.countdown_default, self.countdown_table)
+
+    def countdown_text(self) -> str:
+        """The countdown's options in words, for the game rules icon ((c)(2))."""
+        return countdown_text(self.countdown_default, self.countdown_table)
+
     def to_mapping(self) -> dict[str, Any]:
         """The rules as TOML-ready data: custom paytables as tables of line = odds."""
         data = TableRules.to_mapping(self)
+        data["countdown_table"] = dict(self.countdown_table)
         for key in _MONEY_FIELDS:
             data[key] = format_cents(getattr(self, key))
         for name in _PAYTABLES:
