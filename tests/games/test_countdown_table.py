@@ -14,7 +14,8 @@ from tablejack.core.hands import Hand
 from tablejack.games import load_rules
 from tablejack.games.countdown import COUNTDOWN_TOTALS
 from tablejack.games.hybrid import HybridRound, HybridRules
-from tablejack.games.hybrid_shared import HybridSharedRound, Path as Designation
+from tablejack.games.hybrid_shared import HybridSharedRound
+from tablejack.games.hybrid_shared import Path as Designation
 from tablejack.games.hybrid_shared_rules import HybridSharedRules
 
 TABLE = {"hard-10": "hit", "hard-11": "hit", "soft-17": "hit", "hard-12": "stand"}
@@ -34,8 +35,7 @@ def test_633c5_z_the_eleven_of_z_and_a_soft_17_as_a_table() -> None:
     assert rules.countdown_action(Hand.of("10S 7H")) == "stand"  # hard 17: not named
     assert rules.countdown_action(Hand.of("5S 4H")) == "stand"  # hard 9: not named
     assert rules.countdown_text() == (
-        "a hard total of 10 to 11 or a soft total of 17 is hit automatically; any other hand "
-        "stands"
+        "a hard total of 10 to 11 or a soft total of 17 is hit automatically; any other hand stands"
     )
     rows = rules.countdown_rows()
     assert len(rows) == len(COUNTDOWN_TOTALS) == 17 + 9
@@ -88,7 +88,9 @@ def test_633c5_c2_countdown_table_loads_from_toml_and_round_trips(tmp_path: Path
     assert rules.to_mapping()["countdown_table"] == {"hard-11": "hit", "soft-17": "hit"}
     assert HybridSharedRules.from_mapping(rules.to_mapping()) == rules
     bad = tmp_path / "bad.toml"
-    bad.write_text('game = "hybrid"\ncountdown_default = "table"\ncountdown_table = { x = "hit" }\n')
+    bad.write_text(
+        'game = "hybrid"\ncountdown_default = "table"\ncountdown_table = { x = "hit" }\n'
+    )
     with pytest.raises(RulesError) as caught:
         load_rules(bad)
     assert caught.value.rule == "PA 633c.5(c)(2)"
