@@ -91,6 +91,8 @@ def certify(
     except (TablejackError, OSError, RuntimeError, ValueError) as error:
         errors.print(f"[bold red]error:[/] {error}")
         raise typer.Exit(code=2) from None
+    for warning in data["warnings"]:
+        errors.print(f"[bold yellow]warning:[/] {warning}")
     summary = {
         "passed": data["passed"],
         "failures": data["failures"],

@@ -59,6 +59,10 @@ def render(data: dict[str, Any]) -> str:
         f"<p class='muted'>Generated {_e(data['generated'])}; rules files: "
         f"{_e(', '.join(data['options']['rules_files']))}; seed {_e(data['options']['seed'])}.</p>",
     ]
+    if data.get("warnings"):
+        parts.append("<h2>Rules file warnings</h2><ul>")
+        parts += [f"<li>{_e(w)}</li>" for w in data["warnings"]]
+        parts.append("</ul>")
     if data["failures"]:
         parts.append("<h2>Failures</h2><ul>")
         parts += [f"<li class='failed'>{_e(f)}</li>" for f in data["failures"]]

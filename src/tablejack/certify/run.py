@@ -18,6 +18,7 @@ import json
 import math
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -317,8 +318,12 @@ def certify(
     out.mkdir(parents=True, exist_ok=True)
     failures: list[str] = []
     loaded = []
+    rules_warnings: list[str] = []
     for path in options.rules_files:
-        loaded.append((path, load_rules(path)))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            loaded.append((path, load_rules(path)))
+        rules_warnings.extend(f"{path.name}: {warning.message}" for warning in caught)
 
     say("collecting the clause tests")
     tests = list(options.tests) or [root / "tests"]
@@ -392,6 +397,7 @@ def certify(
         },
         "passed": not failures,
         "failures": failures,
+        "warnings": rules_warnings,
         "summary": {
             "clauses": len(clause_rows),
             "passed": statuses.count("passed"),
