@@ -166,3 +166,13 @@ def test_633c5_c2_c3_the_rules_icon_carries_every_paytable_as_data() -> None:
         ("all-blackjack-or-bust", "push"),
     ]
     assert rules_icon(ClassicRules(), 20, "stand")["paytables"] == []
+
+
+def test_633c5_z_the_rules_icon_names_the_totals_the_countdown_hits() -> None:
+    rules = HybridSharedRules(
+        countdown_default="table", countdown_table={"hard-11": "hit", "soft-17": "hit"}
+    )
+    icon = rules_icon(rules, 20, "table")
+    assert icon["facts"]["countdown_hits"] == ["hard-11", "soft-17"]
+    assert "a hard total of 11 or a soft total of 17 is hit automatically" in icon["lines"][3]
+    assert rules_icon(HybridRules(), 20, "stand")["facts"]["countdown_hits"] == []

@@ -824,6 +824,10 @@ def rules_icon(rules: Any, countdown_seconds: float, countdown_default: str) -> 
         "hit-hard-11-or-less": "a hard total of 11 or less is hit automatically, any other hand "
         "stands",
     }.get(countdown_default, countdown_default)
+    hits: list[str] = []
+    if hasattr(rules, "countdown_rows"):  # the rules' own options (633c.5(z), (c)(2))
+        default_text = rules.countdown_text()
+        hits = [row["total"] for row in rules.countdown_rows() if row["action"] == "hit"]
     lines.append(
         f"If you do not hit or stand before the {int(countdown_seconds)}-second countdown clock "
         f"ends, {default_text}."
@@ -866,6 +870,7 @@ def rules_icon(rules: Any, countdown_seconds: float, countdown_default: str) -> 
         "insurance_pays": [insurance_pays.numerator, insurance_pays.denominator],
         "countdown_seconds": int(countdown_seconds),
         "countdown_default": countdown_default,
+        "countdown_hits": hits,
         "table_minimum": rules.table_minimum,
         "table_maximum": rules.table_maximum,
         "decks": getattr(rules, "decks", None),
