@@ -90,7 +90,7 @@ def test_two_terminals_play_a_round_and_the_supervisor_recalls_it(
             rules = ann.get_by_test_id("rules-dialog")
             for text in (
                 "Blackjack pays 3 to 2.",
-                "Dealer stands on all soft 17s.",
+                "The dealer stands on all 17s, soft 17 included.",
                 "Insurance pays 2 to 1.",
                 "your hand stands",
                 "30 to 1",
@@ -118,7 +118,11 @@ def test_two_terminals_play_a_round_and_the_supervisor_recalls_it(
             ann.get_by_test_id("action-stand").click()
             expect(bob.get_by_test_id("results")).to_contain_text("win", timeout=10_000)
             expect(bob.get_by_test_id("balance")).to_have_text("$1,010.00")
-            expect(ann.get_by_test_id("results")).to_contain_text("PA 633c.5(t)(1)(i)")
+            expect(ann.get_by_test_id("results")).to_contain_text("You win $10.00")
+            # the clause that decided it: in the terminal's history, not on the layout
+            ann.get_by_test_id("history-button").click()
+            expect(ann.get_by_test_id("history-table")).to_contain_text("PA 633c.5(t)(1)(i)")
+            ann.get_by_test_id("history-dialog").get_by_role("button", name="Close").click()
             expect(dealer.get_by_test_id("transcript")).to_contain_text(
                 "stands (countdown default)"
             )
@@ -217,7 +221,7 @@ def test_633a10_a_terminal_doubles_for_less_with_the_amount_typed(
             # 11 doubled for $5 (not the full $10) takes 10D = 21 against the dealer's 17:
             # $15 at risk wins $15, so the balance ends $15 up
             results = ann.get_by_test_id("results")
-            expect(results).to_contain_text("$15.00: win", timeout=10_000)
+            expect(results).to_contain_text("You win $15.00", timeout=10_000)
             expect(balance).to_have_text(_money(before + 15))
         finally:
             browser.close()

@@ -128,7 +128,7 @@ def test_605a_terminal_in_spanish_confirms_repeats_and_holds_the_result(
             assert closed.ok
             page.get_by_test_id("action-stand").click()
             results = page.get_by_test_id("results")
-            expect(results).to_contain_text("blackjack $60.00: gana", timeout=10_000)
+            expect(results).to_contain_text("Apuesta Blackjack Gana $60.00", timeout=10_000)
             expect(page.get_by_test_id("balance")).to_have_text("$1,060.00")
 
             # the next round opens: the result is held on screen
@@ -137,7 +137,7 @@ def test_605a_terminal_in_spanish_confirms_repeats_and_holds_the_result(
             )
             assert second.ok
             expect(page.get_by_test_id("results-panel")).to_have_attribute("data-held", "true")
-            expect(results).to_contain_text("gana")
+            expect(results).to_contain_text("Gana")
             expect(page.get_by_test_id("result-hold-text")).to_contain_text("P1-000001")
 
             # Repeat bet places the last $60.00 wager again, after the second confirmation
@@ -145,10 +145,10 @@ def test_605a_terminal_in_spanish_confirms_repeats_and_holds_the_result(
             expect(page.get_by_test_id("confirm-text")).to_contain_text("$60.00")
             page.get_by_test_id("confirm-yes").click()
             expect(page.get_by_test_id("balance")).to_have_text("$1,000.00")
-            expect(page.get_by_test_id("notice")).to_have_text("Repetida: blackjack $60.00")
+            expect(page.get_by_test_id("notice")).to_have_text("Repetida: Apuesta Blackjack $60.00")
 
             # the player has seen the result: OK takes it off the screen
-            expect(results).to_contain_text("gana")
+            expect(results).to_contain_text("Gana")
             page.get_by_test_id("result-ok").click()
             expect(page.get_by_test_id("result-hold")).to_be_hidden()
             expect(results).to_have_text("")
@@ -182,7 +182,7 @@ def test_605a_result_hold_time_passes_without_the_player(server: str, browser_ki
             dealer("close-wagering")
             page.get_by_test_id("action-stand").click()
             results = page.get_by_test_id("results")
-            expect(results).to_contain_text("blackjack $10.00: win", timeout=10_000)
+            expect(results).to_contain_text("Blackjack wager You win $10.00", timeout=10_000)
             dealer("open-round")
             expect(page.get_by_test_id("results-panel")).to_have_attribute("data-held", "true")
             expect(page.get_by_test_id("result-hold-text")).to_contain_text("2 s")

@@ -185,7 +185,7 @@ export async function signInGate({ title = "Sign in", terminal = false } = {}) {
   let me;
   try { me = await signedIn(); } catch (error) {  // the server is away: say so, stay here
     document.body.classList.add("signed-out");
-    panel.append(el("p", { class: "error", role: "alert" }, `${error.message} — reload the page to try again.`));
+    panel.append(el("p", { class: "error", role: "alert" }, t("signin.server_away", { reason: error.message }, `The server does not answer (${error.message}) — reload the page to try again.`)));
     document.querySelector("header").after(panel);
     return new Promise(() => {});
   }
