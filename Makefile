@@ -6,7 +6,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint types unit bench clean
+.PHONY: install demo test lint types unit quick bench clean
+
+# pytest-xdist workers for the suite: two suit the 2-core development and CI machines (the
+# browser, server and database tests spend much of their time waiting, so two workers keep both
+# cores busy); `make test PYTEST_WORKERS=0` runs in one process.
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL := $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist worksteal)
 
 install: $(STAMP)
 
@@ -30,8 +36,14 @@ lint: $(STAMP)
 types: $(STAMP)
 	$(BIN)/mypy
 
+# The whole suite, the slow runs (@pytest.mark.slow: property runs, simulations, kernel
+# compiles, the certification) included, on $(PYTEST_WORKERS) workers.
 unit: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(PYTEST_PARALLEL)
+
+# The suite without the slow runs, for a quick check while working (CI runs `make test`).
+quick: $(STAMP)
+	$(BIN)/pytest -q $(PYTEST_PARALLEL) -m "not slow"
 
 test: lint types unit
 

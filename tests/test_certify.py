@@ -14,6 +14,8 @@ from tablejack.certify import clauses as catalogue
 from tablejack.certify import matrix
 from tablejack.cli import app
 
+pytestmark = pytest.mark.slow  # a pytest process, simulations and shuffles
+
 ROOT = Path(__file__).resolve().parent
 PROJECT = ROOT.parent
 runner = CliRunner()

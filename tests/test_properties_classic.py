@@ -10,6 +10,7 @@ import random
 from fractions import Fraction
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -193,6 +194,7 @@ def check_round(round_: ClassicRound) -> None:
 SETTINGS = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(rules=classic_rules(), seed=st.integers(0, 2**32), rich=st.booleans())
 def test_random_legal_play_conserves_money_and_settles_every_wager_once(
@@ -202,6 +204,7 @@ def test_random_legal_play_conserves_money_and_settles_every_wager_once(
         check_round(round_)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(rules=classic_rules(), seed=st.integers(0, 2**32), rich=st.booleans())
 def test_replay_of_the_exported_notation_reproduces_the_round(
@@ -216,6 +219,7 @@ def test_replay_of_the_exported_notation_reproduces_the_round(
         assert export(again) == exported
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(rules=classic_rules(), seed=st.integers(0, 2**32), rich=st.booleans())
 def test_card_reader_round_has_the_same_operation_log(

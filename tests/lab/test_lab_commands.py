@@ -53,6 +53,7 @@ def _not_compiling(
     yield
 
 
+@pytest.mark.slow
 def test_edge_json_is_one_object_with_the_exact_house_edge() -> None:
     payload = _json(["edge", "--game", "classic", "--decks", "6", "--json"])
     assert payload["game"] == "classic"
@@ -96,6 +97,7 @@ def test_strategy_formats() -> None:
     assert text.exit_code == 0 and "pairs:" in text.stdout
 
 
+@pytest.mark.slow
 def test_simulate_json() -> None:
     payload = _json(
         [
@@ -156,6 +158,7 @@ def test_bad_input_is_a_message_and_exit_code_2(args: list[str], message: str) -
     assert "Traceback" not in result.output
 
 
+@pytest.mark.slow
 def test_parsheet_writes_html_json_and_plots(tmp_path: Path) -> None:
     out = tmp_path / "sheet"
     payload = _json(
@@ -186,6 +189,7 @@ def test_parsheet_writes_html_json_and_plots(tmp_path: Path) -> None:
     assert (out / "dealer_bust.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_parsheet_flags_a_player_edge_in_red_at_the_top(tmp_path: Path) -> None:
     rules = tmp_path / "single.toml"
     rules.write_text('game = "classic"\ndecks = 1\nname = "single deck"\n')

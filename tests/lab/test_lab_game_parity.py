@@ -21,6 +21,8 @@ from tablejack.lab.model import AnalysisRules
 from tablejack.lab.players import play_engine_game_shoe
 from tablejack.lab.simulate_games import record_game_shoe, simulate_game
 
+pytestmark = pytest.mark.slow  # engine and kernels on many shoes, a Dask cluster
+
 CASES: dict[str, tuple[str, Any]] = {
     "hybrid default": ("hybrid", HybridRules()),
     "hybrid 8D RSA SP3 HSA NDAS no-row push": (

@@ -216,6 +216,7 @@ def test_strategy_of_the_no_hole_card_games() -> None:
     assert shared["hard"]["11"][8] == "D"  # only the original wager is lost
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("rules_file", "flagged"),
     [

@@ -15,6 +15,8 @@ from tablejack.lab.exact import analyse
 from tablejack.lab.model import AnalysisRules
 from tablejack.lab.players import play_engine_shoe
 
+pytestmark = pytest.mark.slow  # engine and kernel on many shoes, kernel compiles
+
 CASES = {
     "6D EZ Bust": ClassicRules(decks=6, ez_bust=True),
     "2D push-all RSA SP3": ClassicRules(

@@ -10,6 +10,8 @@ from tablejack.lab import exact
 from tablejack.lab.model import AnalysisRules
 from tablejack.lab.simulate import BLOCK, shoe_cards, simulate
 
+pytestmark = pytest.mark.slow  # simulations at size, a Dask cluster
+
 RULES = AnalysisRules(decks=6, ez_bust=True)
 
 
