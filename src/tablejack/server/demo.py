@@ -1,5 +1,6 @@
 """The demo floor: a version A hybrid table, a version B table when the engine has one, a
-classic table with EZ Bust, each dealt from a virtual card-reading shoe by the automated dealer;
+classic table with EZ Bust and an NJ multi-action table, each dealt from a virtual card-reading
+shoe by the automated dealer;
 demo players with credit, four registered terminals per table (each with its device
 credential), and dealer, supervisor, cashier and operator tokens.
 
@@ -57,7 +58,8 @@ def demo_terminal_key(terminal: str) -> str:
 
 
 def demo_tables() -> list[TableConfig]:
-    """The demo tables (version B only when the engine offers ``hybrid-shared``)."""
+    """The demo tables (version B only when the engine offers ``hybrid-shared``, multi-action
+    when it offers ``multi-action``)."""
     tables: list[TableConfig] = []
     if "hybrid" in GAMES:
         rules = GAMES["hybrid"].rules_class.from_mapping(
@@ -83,6 +85,17 @@ def demo_tables() -> list[TableConfig]:
             "C1", classic, title="Classic — EZ Bust", wagering_seconds=10, countdown_seconds=15
         )
     )
+    if "multi-action" in GAMES and "multi-action" in ADAPTERS:
+        rules = GAMES["multi-action"].rules_class.from_mapping({"name": "NJ multi-action"})
+        tables.append(
+            TableConfig(
+                "M1",
+                rules,
+                title="Multi-action — three spots",
+                wagering_seconds=10,
+                countdown_seconds=15,
+            )
+        )
     return tables
 
 
