@@ -79,6 +79,15 @@ def server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterat
         for game in GAMES.values()
         for screen in SCREENS
     ] + [
+        TableConfig(  # multi-action, seat 1: 6S 5D = 11 doubles spots 1 and 3 and takes 9C
+            "D1",
+            MultiActionRules(),
+            automated=False,
+            require_procedures=False,
+            cards="6S 6H 5D 9C 10C 8D 5C 9D AS",
+            countdown_seconds=30,
+            title="Multi-action, a double on two spots",
+        ),
         TableConfig(  # a countdown table of options (633c.5(z)): hard 11 and soft 17 hit
             "R1",
             HybridSharedRules(
@@ -90,7 +99,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterat
             require_procedures=False,
             cards=GAMES["B"].cards,
             title="Version B, countdown options",
-        )
+        ),
     ]
 
     async def setup(floor: Floor) -> None:
@@ -98,7 +107,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterat
         for table in tables:
             player = f"p{table.id.lower()}"
             await floor.add_player(player, 100_000, f"tok-{player}")
-            seated = table.id[0] in GAMES and GAMES[table.id[0]].seated
+            seated = table.id == "D1" or (table.id[0] in GAMES and GAMES[table.id[0]].seated)
             await floor.register_terminal(
                 f"T-{table.id}",
                 table.id,
@@ -179,7 +188,7 @@ def terminal(server: str, browser_kit: Any, request: pytest.FixtureRequest) -> I
             browser_kit.sign_in(page, server, f"tok-{player}", f"T-{table}", f"key-{table}")
             terminal = Terminal(page, server, table, screen)
             page.goto(f"{server}/static/terminal.html?lang=en")
-            expect(terminal.by("balance")).to_have_text("$1,000.00")
+            expect(terminal.by("balance")).not_to_have_text("—")
             terminal.dealer("open-round")
             expect(terminal.by("status")).to_have_text("Place your wagers")
             opened.append(terminal)
@@ -427,3 +436,34 @@ def test_633c5_c2_the_rules_icon_of_version_a_and_classic_tables(terminal: Any, 
         expect(ez).to_contain_text("The dealer busts drawing a third card or more1 to 1")
         expect(rules).to_contain_text("Insurance or EZ Bust not decided")
     tj.shot("rules")
+
+
+@pytest.mark.parametrize("screen", ["phone"])
+def test_nj_mab_a_multi_action_double_names_the_spots_it_doubles(
+    terminal: Any, screen: str
+) -> None:
+    from playwright.sync_api import expect
+
+    tj = terminal("M", screen, "D1")
+    tj.by("spot-wager").click()  # $10 on each spot (the boxes' default)
+    expect(tj.by("balance")).to_have_text("$970.00")
+    tj.dealer("close-wagering")
+    expect(tj.by("hand-total-1")).to_have_text("11")
+    expect(tj.by("action-amount")).to_be_hidden()  # a multi-action double names spots
+    tj.by("double-spot-2").uncheck()
+    tj.in_view("action-double", "double-spot-1", "double-spot-3")
+    tj.shot("double")
+    tj.by("action-double").click()
+
+    # 6H 10C 8D = 24, 6H 5C 9D = 20, 6H AS = soft 17 against 20 on $20, $10 and $20
+    expect(tj.by("stake-double-1")).to_be_visible()
+    expect(tj.by("stake-double-2")).to_have_count(0)
+    expect(tj.by("stake-double-3")).to_be_visible()
+    results = tj.by("results")
+    expect(results).to_contain_text("Spot 1 · dealer round 1 You win $20.00")
+    expect(results).to_contain_text("Spot 2 · dealer round 2 Push — $10.00 back")
+    expect(results).to_contain_text("Spot 3 · dealer round 3 You win $20.00")
+    expect(tj.by("balance")).to_have_text("$1,040.00")
+    tj.in_view("results", "hand-total-1", "stake-double-3", "dealer-round-total-3")
+    tj.fits()
+    tj.shot("result")

@@ -117,10 +117,37 @@ function wagerAmount() {
   if (amount === null) $("wager-error").textContent = t("wager.amount_invalid");
   return amount;
 }
+// A multi-action double names the spots it doubles (NJ MAB (a), A-27): every backed spot is
+// ticked; one left unticked is not doubled.
+let doubleSpotsFor = null;
+function drawDoubleSpots(you) {
+  const box = $("double-spots");
+  box.hidden = !you;
+  if (!you) { doubleSpotsFor = null; return; }
+  const live = (you.hands || []).find((h) => !h.complete) || (you.hands || [])[0];
+  const backed = live && live.spots ? live.spots.map((w) => w.spot) : [];
+  const id = `${state.round_id}/${live ? live.index : ""}`;
+  if (doubleSpotsFor === id) return;  // keep what the player ticked
+  doubleSpotsFor = id;
+  box.replaceChildren(el("span", {}, t("action.double_spots")), ...backed.map((n) => el("label", { class: "spot-pick" },
+    el("input", { type: "checkbox", checked: "", value: n, "data-testid": `double-spot-${n}` }), t("chips.spot", { n }))));
+}
+function doubleSpots() {
+  const boxes = [...$("double-spots").querySelectorAll("input[type=checkbox]")];
+  const ticked = boxes.filter((b) => b.checked).map((b) => Number(b.value));
+  return ticked.length === boxes.length ? null : ticked;
+}
+
 // A decision; a double, insurance or EZ Bust carries the amount typed (in cents), if any.
 // An amount that is not whole positive cents is refused beside its box: null, nothing sent.
 function actionMessage(verb) {
   const message = { type: "action", verb };
+  if (verb === "double" && info.game === "multi-action") {
+    const spots = doubleSpots();
+    if (spots && !spots.length) { $("action-error").textContent = t("action.double_no_spot"); return null; }
+    if (spots) message.spots = spots;
+    return message;
+  }
   const typed = $("action-amount").value.trim();
   if (AMOUNT_ACTIONS.includes(verb) && typed !== "") {
     message.amount = cents(typed);
@@ -281,11 +308,13 @@ function handOutcome(settlements, index) {
 // The stakes on a hand as chips: the wager, a double beside it; a multi-action hand's spots.
 function handChips(h) {
   const stack = el("div", { class: "stakes" });
-  if (h.spots) {
+  if (h.spots) {  // per spot: its wager and, beside it, its double
     for (const s of h.spots) {
       const base = s.amount - (s.doubled || 0);
-      stack.append(chip(base, t("chips.spot", { n: s.spot }), { "data-testid": `stake-spot-${s.spot}`, "data-amount": s.amount }));
-      if (s.doubled) stack.append(chip(s.doubled, t("chips.double"), { "data-testid": `stake-double-${s.spot}` }));
+      const caption = s.doubled ? t("chips.spot_doubled", { n: s.spot }) : t("chips.spot", { n: s.spot });
+      stack.append(el("span", { class: "spot-stake", "data-testid": `stake-spot-${s.spot}`, "data-amount": s.amount },
+        el("span", { class: "pair" }, chip(base), s.doubled ? chip(s.doubled, "", { "data-testid": `stake-double-${s.spot}` }) : null),
+        el("span", { class: "chip-caption" }, caption)));
     }
     return stack;
   }
@@ -466,7 +495,9 @@ function drawBar() {
   $("actions").replaceChildren(...legal.map((a) =>
     el("button", { type: "button", class: a === "hit" || a === "stand" ? "primary action" : "action", "data-action": a, "data-testid": `action-${a}`,
       onclick: () => { const message = actionMessage(a); if (message) send(message, "action-error"); } }, t(`action.${a}`, {}, a.replace("-", " ")))));
-  $("action-amount-box").hidden = !legal.some((a) => AMOUNT_ACTIONS.includes(a));
+  const multi = info.game === "multi-action";
+  $("action-amount-box").hidden = multi || !legal.some((a) => AMOUNT_ACTIONS.includes(a));
+  drawDoubleSpots(multi && legal.includes("double") ? you : null);
   for (const control of $("wager-panel").querySelectorAll("button")) control.disabled = !wagering;
   for (const control of $("action-panel").querySelectorAll("button")) control.disabled = blocked;
   const countdown = state.countdown;
@@ -715,14 +746,18 @@ async function drawHistory() {
   const rounds = await lastGames();
   const net = [...sessionRounds.values()].reduce((a, b) => a + b, 0);
   $("history-session").textContent = t("history.session", { rounds: sessionRounds.size, net: signed$(net), time: minutes(Date.now() - started) });
+  $("history-balance").textContent = state ? t("history.balance", { balance: money(state.balance) }) : "";
   const head = el("tr", {}, ["history.round", "history.when", "history.result", "history.net"].map((k) => el("th", {}, t(k))));
   const rows = rounds.map((g) => {
     const done = g.steps.find((s) => s.kind === "complete");
-    const lines = done ? done.settlements.filter((x) => x.player === me).map((x) => `${kindName(x.kind)} ${money(x.amount)}: ${resultWord(x.result)} (${x.clause})`) : [];
+    const lines = done ? done.settlements.filter((x) => x.player === me).map((x) => el("li", {},
+      t("history.settlement", { wager: x.spot ? `${kindName(x.kind)} · ${t("chips.spot", { n: x.spot })}` : kindName(x.kind),
+        amount: money(x.amount), result: resultWord(x.result), net: signed$(x.returned - x.amount) }),
+      " ", el("span", { class: "clause" }, x.clause))) : [];
     const roundNet = g.credits_after !== null && g.credits_after !== undefined ? g.credits_after - g.credits_before : null;
     return el("tr", { "data-round": g.round_id },
       el("td", {}, g.round_id), el("td", {}, g.closed_us ? clockTime(g.closed_us) : "—"),
-      el("td", {}, lines.length ? lines.join("; ") : t(`recall.status.${key(g.status)}`, {}, g.status)),
+      el("td", {}, lines.length ? el("ul", { class: "settled" }, lines) : t(`recall.status.${key(g.status)}`, {}, g.status)),
       el("td", { class: "num" }, roundNet === null ? "—" : signed$(roundNet)));
   });
   $("history-table").replaceChildren(head, ...(rows.length ? rows : [el("tr", {}, el("td", { colspan: 4 }, t("recall.none")))]));
