@@ -189,9 +189,13 @@ function onMessage(message) {
   } else if (message.type === "table") {
     info = message; drawLayout(); if (state) render();
   } else if (message.type === "state") {
+    const wasHalted = state && state.status === "halted";
     state = message;
     if (message.countdown) offset = message.countdown.now_ms - Date.now();
     if (message.status !== "halted") tableTilt = null;
+    if (wasHalted && message.status !== "halted") {  // the table is open again: no stale "halted"
+      for (const line of ["error", "wager-error", "action-error"]) $(line).textContent = "";
+    }
     render();
   } else if (message.type === "error") {
     if (message.code === "tilt") {  // PA 605a lock-out: the table's or this terminal's
@@ -489,7 +493,7 @@ function drawBar() {
   document.querySelector(".seat-label").hidden = noPosition;
   $("position").textContent = state.position ? `${state.position}` : t(isSeated() ? "wager.no_seat" : "wager.no_position");
   // the wager controls, or the decisions the engine allows now
-  const deciding = legal.length > 0 && !blocked;
+  const deciding = legal.length > 0;  // (disabled below while the page is blocked)
   $("action-panel").hidden = !deciding;
   $("wager-panel").hidden = deciding;
   $("actions").replaceChildren(...legal.map((a) =>
