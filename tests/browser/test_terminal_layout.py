@@ -65,49 +65,65 @@ def table_id(game: str, screen: str) -> str:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterator[str]:
     browser_kit.require()
-    tables = [
-        TableConfig(
-            table_id(game.key, screen),
-            game.rules(),
-            automated=False,
-            require_procedures=False,
-            cards=game.cards,
-            countdown_seconds=game.countdown,
-            title=f"{game.rules().name or game.key} ({screen})",
-            result_hold_seconds=120,
-        )
-        for game in GAMES.values()
-        for screen in SCREENS
-    ] + [
-        TableConfig(  # multi-action, seat 1: 6S 5D = 11 doubles spots 1 and 3 and takes 9C
-            "D1",
-            MultiActionRules(),
-            automated=False,
-            require_procedures=False,
-            cards="6S 6H 5D 9C 10C 8D 5C 9D AS",
-            countdown_seconds=30,
-            title="Multi-action, a double on two spots",
-        ),
-        TableConfig(  # a countdown table of options (633c.5(z)): hard 11 and soft 17 hit
-            "R1",
-            HybridSharedRules(
+    tables = (
+        [
+            TableConfig(
+                table_id(game.key, screen),
+                game.rules(),
+                automated=False,
+                require_procedures=False,
+                cards=game.cards,
+                countdown_seconds=game.countdown,
+                title=f"{game.rules().name or game.key} ({screen})",
+                result_hold_seconds=120,
+            )
+            for game in GAMES.values()
+            for screen in SCREENS
+        ]
+        + []
+        + [
+            TableConfig(  # classic, seat 1: 8S 8H split against 6C (hole 10D); see the split test
+                f"S{number}",
+                ClassicRules(),
+                automated=False,
+                require_procedures=False,
+                cards="8S 6C 8H 10D 3C 10S 2D 9H 7C",
                 countdown_seconds=30,
-                countdown_default="table",
-                countdown_table={"hard-11": "hit", "soft-17": "hit"},
+                title="Classic, a split",
+            )
+            for number in (1, 2)
+        ]
+        + [
+            TableConfig(  # multi-action, seat 1: 6S 5D = 11 doubles spots 1 and 3 and takes 9C
+                "D1",
+                MultiActionRules(),
+                automated=False,
+                require_procedures=False,
+                cards="6S 6H 5D 9C 10C 8D 5C 9D AS",
+                countdown_seconds=30,
+                title="Multi-action, a double on two spots",
             ),
-            automated=False,
-            require_procedures=False,
-            cards=GAMES["B"].cards,
-            title="Version B, countdown options",
-        ),
-    ]
+            TableConfig(  # a countdown table of options (633c.5(z)): hard 11 and soft 17 hit
+                "R1",
+                HybridSharedRules(
+                    countdown_seconds=30,
+                    countdown_default="table",
+                    countdown_table={"hard-11": "hit", "soft-17": "hit"},
+                ),
+                automated=False,
+                require_procedures=False,
+                cards=GAMES["B"].cards,
+                title="Version B, countdown options",
+            ),
+        ]
+    )
 
     async def setup(floor: Floor) -> None:
         await floor.issue_token("dealer", "dana", "tok-dealer")
         for table in tables:
             player = f"p{table.id.lower()}"
             await floor.add_player(player, 100_000, f"tok-{player}")
-            seated = table.id == "D1" or (table.id[0] in GAMES and GAMES[table.id[0]].seated)
+            seated = table.id[0] in "DS" or (table.id[0] in GAMES and GAMES[table.id[0]].seated)
             await floor.register_terminal(
                 f"T-{table.id}",
                 table.id,
@@ -465,5 +481,42 @@ def test_nj_mab_a_multi_action_double_names_the_spots_it_doubles(
     expect(results).to_contain_text("Spot 3 · dealer round 3 You win $20.00")
     expect(tj.by("balance")).to_have_text("$1,040.00")
     tj.in_view("results", "hand-total-1", "stake-double-3", "dealer-round-total-3")
+    tj.fits()
+    tj.shot("result")
+
+
+@pytest.mark.parametrize(("screen", "table"), [("desktop", "S1"), ("phone", "S2")])
+def test_633a11_a_split_shows_each_hand_its_total_and_its_stakes(
+    terminal: Any, screen: str, table: str
+) -> None:
+    from playwright.sync_api import expect
+
+    tj = terminal("C", screen, table)
+    tj.by("amount").fill("10")
+    tj.by("wager").click()
+    expect(tj.by("balance")).to_have_text("$990.00")
+    tj.dealer("close-wagering")
+    expect(tj.by("hand-total-1")).to_have_text("16")
+    tj.by("action-split").click()
+    expect(tj.by("hand-total-1")).to_have_text("11")
+    expect(tj.by("stake-hand-2")).to_have_attribute("data-amount", "1000")
+    tj.by("action-double").click()  # hand 1: 8S 3C = 11 takes 10S
+    expect(tj.by("hand-total-1")).to_have_text("21")
+    expect(tj.by("hand-total-2")).to_have_text("10")
+    tj.by("action-hit").click()  # hand 2: 8H 2D = 10 takes 9H
+    expect(tj.by("hand-total-2")).to_have_text("19")
+    tj.in_view("hand-1", "hand-2", "stake-hand-1", "stake-double-1", "stake-hand-2")
+    tj.in_view("action-stand", "dealer-total")
+    tj.fits()
+    tj.shot("split")
+    tj.by("action-stand").click()
+
+    expect(tj.by("dealer-total")).to_have_text("23 — Bust")
+    expect(tj.by("results")).to_contain_text("Hand 1 You win $20.00")
+    expect(tj.by("results")).to_contain_text("Hand 2 You win $10.00")
+    expect(tj.by("hand-outcome-1")).to_have_text("Win +$20.00")
+    expect(tj.by("hand-outcome-2")).to_have_text("Win +$10.00")
+    expect(tj.by("balance")).to_have_text("$1,030.00")
+    tj.in_view("results", "hand-total-1", "hand-total-2", "hand-outcome-2", "dealer-total")
     tj.fits()
     tj.shot("result")
