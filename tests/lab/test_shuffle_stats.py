@@ -84,3 +84,11 @@ def test_bad_arguments_are_refused() -> None:
         shuffle_statistics("lcg", shoes=1_000)
     with pytest.raises(ValueError, match="at least 100"):
         shuffle_statistics("seeded", shoes=10)
+
+
+def test_merging_small_categories_keeps_every_count() -> None:
+    observed = np.array([3, 40, 1, 200, 0])
+    expected = np.array([2.5, 38.0, 0.7, 202.7, 0.1])
+    obs, exp = shuffle_stats._merged(observed, expected)
+    assert obs.sum() == observed.sum() and exp.sum() == pytest.approx(expected.sum())
+    assert exp.min() >= 5 and len(exp) == 2

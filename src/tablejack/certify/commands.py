@@ -53,6 +53,13 @@ def certify(
     no_shuffle: Annotated[
         bool, typer.Option("--no-shuffle", help="Skip the shuffle statistics.")
     ] = False,
+    generator: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--generator",
+            help="Shoe generator(s) to test: seeded, secure (default both; repeat the option).",
+        ),
+    ] = None,
     no_edges: Annotated[
         bool, typer.Option("--no-edges", help="Skip the exact and simulated edges.")
     ] = False,
@@ -82,8 +89,16 @@ def certify(
         test_workers=test_workers,
         sim_workers=workers,
         shuffle=not no_shuffle,
+        generators=tuple(generator or ("seeded", "secure")),
         edges=not no_edges,
     )
+    unknown = set(options.generators) - {"seeded", "secure"}
+    if unknown:
+        errors.print(
+            f"[bold red]error:[/] unknown generator {', '.join(sorted(unknown))}; "
+            "known: seeded, secure."
+        )
+        raise typer.Exit(code=2)
     feedback = Feedback(json_output=as_json)
     try:
         with feedback.step("certifying", announce=True) as step:

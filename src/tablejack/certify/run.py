@@ -61,6 +61,7 @@ class CertifyOptions:
     test_workers: int = 2
     sim_workers: int | None = None
     shuffle: bool = True
+    generators: Sequence[str] = ("seeded", "secure")
     edges: bool = True
 
 
@@ -356,7 +357,7 @@ def certify(
         from tablejack.lab.shuffle_stats import shuffle_statistics
 
         for decks in sorted({rules.decks for _, rules in loaded} or {6}):
-            for source in ("seeded", "secure"):
+            for source in options.generators:
                 say(f"shuffle statistics: {source}, {decks} decks, {options.shoes:,} shoes")
                 report = shuffle_statistics(
                     source, shoes=options.shoes, decks=decks, seed=options.seed
@@ -394,6 +395,7 @@ def certify(
             "tests": [str(p) for p in tests],
             "scenarios": str(scenario_folder),
             "agreement_se": AGREEMENT_SE,
+            "generators": list(options.generators) if options.shuffle else [],
         },
         "passed": not failures,
         "failures": failures,

@@ -293,8 +293,9 @@ def _merged(observed: np.ndarray, expected: np.ndarray) -> tuple[np.ndarray, np.
     obs = list(observed[order].astype(float))
     exp = list(expected[order].astype(float))
     while len(exp) > 2 and exp[0] < 5:
-        obs[1] += obs.pop(0)
-        exp[1] += exp.pop(0)
+        smallest_obs, smallest_exp = obs.pop(0), exp.pop(0)
+        obs[0] += smallest_obs
+        exp[0] += smallest_exp
         pairs = sorted(zip(exp, obs, strict=True))
         exp = [e for e, _ in pairs]
         obs = [o for _, o in pairs]
