@@ -102,6 +102,7 @@ def families() -> dict[str, set[str]]:
         "tilt.": set(TILT_CODES),
         "status.table_": {"closed", "halted"},
         "recall.status.": {"open", "complete", "voided"},
+        "recall.source.": {"player", "dealer", "countdown_default"},
         "paytable.title.": {table["kind"] for table in tables},
         "paytable.about.": {table["kind"] for table in tables},
         "paytable.note.": {key(note) for table in tables for note in table["notes"]},

@@ -40,6 +40,7 @@ const signed = await signInGate({ terminal: true });
 const enrolled = await enrolledTerminal();
 const terminal = signed.terminal || (enrolled ? enrolled.terminal : "");
 const tableId = signed.table || (enrolled ? enrolled.table : query.table);
+const boundSeat = signed.position || (enrolled ? enrolled.position : null);  // a terminal bound to a seat
 $("sign-out").addEventListener("click", signOut);
 const socket = new Socket(onMessage);
 
@@ -267,7 +268,7 @@ function drawLayout() {
   drawRules();
   drawSeatLabels();
 }
-function seatLocked() { return state && state.view && state.view.you; }
+function seatLocked() { return boundSeat || (state && state.view && state.view.you); }
 function drawSeatLabels() {
   if (!info) return;
   for (let n = 1; n <= info.positions; n++) {
@@ -704,7 +705,7 @@ $("rules-button").addEventListener("click", () => $("rules").showModal());
 function resultWord(result) { return t(`result.${key(result)}`, {}, result); }
 function stepText(s) {
   if (s.kind === "wager") return t("recall.wager", { player: s.player, amount: money(s.amount), kind: kindName(s.wager_kind) });
-  if (s.kind === "command") return `${s.text} (${s.source})`;
+  if (s.kind === "command") return `${s.text} (${t(`recall.source.${key(s.source)}`, {}, s.source)})`;
   if (s.kind === "card") return t("recall.card", { card: s.card });
   if (s.kind === "complete") return s.settlements.map((x) => t("recall.settlement", { player: x.player, kind: kindName(x.kind), amount: money(x.amount), result: resultWord(x.result), returned: money(x.wager_returned), winnings: money(x.winnings), clause: x.clause })).join("; ") || t("recall.complete");
   if (s.kind === "void") return t("recall.voided", { reason: s.reason });
