@@ -51,6 +51,7 @@ from tablejack.server.wire import dumps
 from tablejack.store import Store
 from tablejack.store.checkpoints import Checkpointer
 from tablejack.store.keys import load_private_key
+from tablejack.store.policy import PERMISSIONS
 
 __all__ = ["RateLimit", "create_app"]
 
@@ -316,7 +317,9 @@ def create_app(
     @app.get("/api/me")
     async def me(request: Request, who: Who) -> dict[str, Any]:
         """Who the credential is: role, subject, the terminal a player's session is bound to
-        (and that terminal's table and position), when it expires; a player's balance."""
+        (and that terminal's table and position), when it expires; a player's balance; what
+        the role may do (``may``: the operations of the permission table, so a page shows
+        only what its reader may use)."""
         balance = (
             await floor_of(request).store.balance(who.subject) if who.role == "player" else None
         )
@@ -329,6 +332,7 @@ def create_app(
             "position": None if binding is None else binding.position,
             "expires_us": who.expires_us,
             "balance": balance,
+            "may": sorted(operation for operation in PERMISSIONS if who.may(operation)),
         }
 
     @app.get("/api/tables")
@@ -346,7 +350,7 @@ def create_app(
         """The table as the caller may see it."""
         table = table_of(request, table_id)
         if who[0] == "player":
-            return table.player_state(who[1])
+            return table.player_state(who.subject, who.terminal)
         return table.staff_state()
 
     @app.post("/api/tables/{table_id}/open")
@@ -464,7 +468,9 @@ def create_app(
         await need(request, who, "recall_round")
         document = await recall(floor_of(request).store, round_id)
         if document is None:
-            raise HTTPException(404, f"No round {round_id!r}.")
+            raise HTTPException(
+                404, {"code": "unknown_round", "rule": "", "message": f"No such round: {round_id}."}
+            )
         if who[0] == "player":
             if not any(d["actor"] == who[1] for d in document["decisions"]):
                 raise HTTPException(403, "A player may recall only the rounds he played.")
@@ -753,9 +759,9 @@ async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[
 
         on_join(connection, table)
         if binding is not None and binding.position is not None:
-            table.select_position(connection.subject, binding.position)
+            table.select_position(connection.subject, binding.position, connection.terminal)
         connection.push(
-            table.player_state(connection.subject)
+            table.player_state(connection.subject, connection.terminal)
             if connection.role == "player"
             else table.staff_state()
         )
@@ -785,8 +791,8 @@ async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[
                 f"Terminal {connection.terminal} is bound to position {bound}.",
                 "PA 633c.5(l)",
             )
-        table.select_position(connection.subject, message.position)
-        connection.push(table.player_state(connection.subject))
+        table.select_position(connection.subject, message.position, connection.terminal)
+        connection.push(table.player_state(connection.subject, connection.terminal))
         return {"ok": True, "position": message.position}
     if isinstance(message, WagerMessage | Action):  # limits, self-exclusion, tilts
         from tablejack.server.protections import guard, wager_at_stake
@@ -799,11 +805,11 @@ async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[
         )
         await guard(floor, connection.subject, connection.terminal, table, at_stake, wager=wager)
     if isinstance(message, WagerMessage | Repeat):  # PA 605a double confirmation, repeat
-        from tablejack.server.terminal_features import check_confirmation, repeat_last_bet
+        from tablejack.server.terminal_features import confirm_wager, repeat_last_bet
 
         if isinstance(message, Repeat):
             return await repeat_last_bet(floor, connection, table, message)
-        check_confirmation(table, message.amount, message.confirm)
+        confirm_wager(table, connection, message)  # the table's checks first
     if isinstance(message, WagerMessage):
         return await table.wager(
             connection.subject,

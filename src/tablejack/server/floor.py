@@ -231,13 +231,13 @@ class Floor:
         ``seq`` message: the state it holds is current at that sequence number."""
         table.broadcast_pending = False
         subscribers = list(table.subscribers)
-        players = {c.subject for c in subscribers if c.role == "player"}
+        players = {(c.subject, c.terminal) for c in subscribers if c.role == "player"}
         states = table.player_states(players) if players else {}
         staff: str | None = None
         same: str | None = None
         for connection in subscribers:
             if connection.role == "player":
-                key, text = states[connection.subject]
+                key, text = states[(connection.subject, connection.terminal)]
                 if key == connection.last_state:
                     if same is None:
                         same = dumps(

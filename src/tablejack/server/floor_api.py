@@ -17,6 +17,7 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Request
 from pydantic import Field, StrictInt
 
+from tablejack.core.money import format_cents
 from tablejack.server import protections as guard
 from tablejack.server.access import Strict, Who, floor_of, floor_refusal, need, refuse
 from tablejack.server.auth import Principal
@@ -24,9 +25,9 @@ from tablejack.server.floor import Floor
 from tablejack.server.text import SafeText
 from tablejack.server.tilts import refresh_terminals
 from tablejack.store import meters_report, protections, tips, vouchers
-from tablejack.store.vouchers import FloorRefusedError, Movement
+from tablejack.store.vouchers import VOUCHER_RULE, FloorRefusedError, Movement
 
-__all__ = ["LICENSE_RULE", "license_count", "register"]
+__all__ = ["LICENSE_RULE", "in_play", "license_count", "register"]
 
 LICENSE_RULE = "PA 605a.9(b)"
 EWTS_PER_TABLE = 5
@@ -142,8 +143,64 @@ def _booked(floor: Floor, movement: Movement) -> dict[str, Any]:
         if connection.role == "player" and connection.subject == account:
             table = floor.tables.get(connection.table or "")
             if table is not None:
-                connection.push(table.player_state(account))
+                connection.push(table.player_state(account, connection.terminal))
     return movement.to_json()
+
+
+def in_play(floor: Floor, player: str) -> list[tuple[str, str, int]]:
+    """Where ``player`` has money in play: (table, round, cents) for each table whose escrow
+    holds his unsettled wagers of the round in progress (the tables' own books)."""
+    return [
+        (table.id, table.round_id or "", amount)
+        for table in floor.tables.values()
+        if (amount := table.in_play(player)) > 0
+    ]
+
+
+def _in_play_words(found: list[tuple[str, str, int]]) -> str:
+    """Where money is in play, in words: "$10.00 at table A1 (round A1-000003)"."""
+    return " and ".join(
+        f"{format_cents(amount)} at table {table} (round {round_id})"
+        for table, round_id, amount in found
+    )
+
+
+async def _cash_out_not_in_play(
+    request: Request, floor: Floor, who: Principal, amount: int | None
+) -> list[tuple[str, str, int]]:
+    """A cash-out takes only the credit not in play (605a.5(c)): a wager placed and not yet
+    settled is in the table's escrow, and its result comes back to the game account. While
+    the player has money in play, a cash-out of more than the rest — or of everything when
+    there is no rest — is refused with a sentence naming the amount in play (audited). The
+    places with money in play."""
+    found = in_play(floor, who.subject)
+    if not found:
+        return found
+    free = floor.balances.get(who.subject, 0)
+    total = sum(amount for _, _, amount in found)
+    where = _in_play_words(found)
+    if amount is None and free <= 0:
+        raise await refuse(
+            request,
+            who,
+            "in_play",
+            f"Nothing can be cashed out now: {where} is in play until the round settles; its "
+            f"result is credited to the game account ({VOUCHER_RULE}).",
+            VOUCHER_RULE,
+            409,
+        )
+    if amount is not None and amount > free:
+        raise await refuse(
+            request,
+            who,
+            "in_play",
+            f"{format_cents(amount)} cannot be cashed out: {format_cents(total)} of the game "
+            f"account is in play ({where}) until the round settles; {format_cents(free)} can "
+            f"be cashed out now ({VOUCHER_RULE}).",
+            VOUCHER_RULE,
+            409,
+        )
+    return found
 
 
 async def _signed_in_player(request: Request, who: Principal) -> None:
@@ -178,15 +235,26 @@ def register(app: FastAPI) -> None:
     @app.post("/api/floor/cash-out")
     async def cash_out(request: Request, body: CashOut, who: Who) -> dict[str, Any]:
         """Cash out at the terminal the player is signed in at: a voucher for the credit not in
-        play (605a.5(c)); the answer carries the voucher number and its validation code."""
+        play (605a.5(c)); the answer carries the voucher number and its validation code, and
+        ``in_play``: the cents still in play at the tables (their results come back to the
+        game account when the rounds settle). More than the credit not in play is refused,
+        naming the amount in play."""
         floor = floor_of(request)
         await need(request, who, "cash_out")
         await _signed_in_player(request, who)
+        playing = await _cash_out_not_in_play(request, floor, who, body.amount)
         try:
             movement = await vouchers.cash_out(floor.store, body.amount, actor=who.actor())
         except FloorRefusedError as refusal:
             raise floor_refusal(refusal) from None
-        return _booked(floor, movement)
+        answer = _booked(floor, movement)
+        answer["in_play"] = sum(amount for _, _, amount in playing)
+        if playing:
+            answer["note"] = (
+                f"{_in_play_words(playing)} stays in play; its result is credited to the game "
+                "account when the round settles."
+            )
+        return answer
 
     @app.post("/api/floor/voucher-in")
     async def voucher_in(request: Request, body: VoucherIn, who: Who) -> dict[str, Any]:
@@ -280,6 +348,39 @@ def register(app: FastAPI) -> None:
             "credential": None if issued is None else issued.token,
             "credential_id": None if issued is None else issued.credential.id,
         }
+
+    @app.get("/api/floor/terminals")
+    async def terminal_list(request: Request, who: Who) -> list[dict[str, Any]]:
+        """Every registered EWT: its table, position and status, how many sockets are
+        connected from it now and which players are signed in there (``players``); for a role
+        that reads tilts, its open tilts (``tilts``; else null) (supervisor, operator)."""
+        floor = floor_of(request)
+        await need(request, who, "read_terminals")
+        rows = await vouchers.terminals(floor.store)
+        locks = await protections.open_locks(floor.store) if who.may("read_tilts") else None
+        sockets: dict[str, list[str]] = {}
+        for connection in floor.connections:
+            if connection.role == "player" and connection.terminal:
+                sockets.setdefault(connection.terminal, []).append(connection.subject)
+        return [
+            {
+                **row,
+                "connected": len(sockets.get(row["id"], [])),
+                "players": sorted(set(sockets.get(row["id"], []))),
+                "tilts": None
+                if locks is None
+                else [
+                    {
+                        "code": lock["code"],
+                        "reason": lock["reason"],
+                        "by": lock["locked_by"],
+                        "at_us": lock["locked_us"],
+                    }
+                    for lock in locks.get(row["id"], [])
+                ],
+            }
+            for row in rows
+        ]
 
     @app.get("/api/floor/license")
     async def license_view(request: Request, who: Who) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import dataclasses
 import datetime as dt
 import logging
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from tablejack.core.cards import Card
 from tablejack.core.errors import IllegalActionError, InvalidNotationError, TablejackError
 from tablejack.core.money import format_cents
-from tablejack.games import GAMES, transcript
+from tablejack.games import GAMES, classic, hybrid, hybrid_shared, multi_action, transcript
 from tablejack.server.adapters import Adapter, adapter_for, rules_icon
 from tablejack.server.bookkeeping import Books
 from tablejack.server.cards import VirtualShoe
@@ -46,7 +47,16 @@ from tablejack.store.policy import Actor, Role
 if TYPE_CHECKING:
     from tablejack.server.floor import Floor
 
-__all__ = ["RefusedError", "Table", "TableConfig", "apply_command", "replay_round"]
+__all__ = [
+    "AUTOMATION_RULE",
+    "WAGERING_RULES",
+    "RefusedError",
+    "Table",
+    "TableConfig",
+    "WageringClosedError",
+    "apply_command",
+    "replay_round",
+]
 
 log = logging.getLogger("tablejack.server")
 
@@ -55,6 +65,17 @@ READER_RULE = "PA 633c.5(d)"
 DECK_AGE_RULE = "PA 633c.5(g)"
 DECK_INSPECTION_RULE = "PA 633c.5(i)"
 VOID_RULE = "PA 633a.14"
+AUTOMATION_RULE = "table automation"
+"""An automated table's console refusal: the server opens rounds, closes wagering and runs the
+clock itself (docs/server.md, "Dealer console")."""
+AUTOMATED_COMMANDS = ("open-round", "close-wagering", "countdown-expired")
+WAGERING_RULES = {
+    "hybrid": hybrid.WAGERS,
+    "hybrid-shared": hybrid_shared.BEFORE_FIRST_CARD,
+    "classic": classic.WAGER,
+    "multi-action": multi_action.WAGER,
+}
+"""The clause of each game that wagers are placed before the first card (the engine's own)."""
 
 
 def _fault(error: BaseException) -> str:
@@ -76,9 +97,20 @@ class RefusedError(Exception):
 
     @classmethod
     def from_engine(cls, error: TablejackError) -> RefusedError:
-        """An engine refusal (illegal action or bad notation)."""
-        code = "illegal" if isinstance(error, IllegalActionError) else "invalid"
-        return cls(code, error.message, error.rule)
+        """An engine refusal (illegal action or bad notation); an error may name its own
+        ``code`` (:class:`WageringClosedError`)."""
+        code = getattr(error, "code", None) or (
+            "illegal" if isinstance(error, IllegalActionError) else "invalid"
+        )
+        return cls(str(code), error.message, error.rule)
+
+
+class WageringClosedError(IllegalActionError):
+    """A wager outside the round's wagering phase: refused before the engine looks at the
+    wager itself, so the player reads that wagering is closed (code ``wagering_closed``), not
+    that he already has a wager or that a limit is passed."""
+
+    code = "wagering_closed"
 
 
 @dataclass
@@ -254,7 +286,10 @@ class Table:
         )
         self.procedures = Procedures()
         self.subscribers: set[Any] = set()
-        self.selected: dict[str, int] = {}
+        self.selected: dict[tuple[str, str], int] = {}
+        """The position each player selected at each terminal (633c.5(l)): (player, terminal)
+        → position. A selection belongs to the terminal it was made at; a player signed in at
+        two terminals selects at each."""
         self.recent: dict[str, OrderedDict[str, dict[str, Any]]] = {}
         self.window_key: tuple[Any, ...] | None = None
         self.deadline: float | None = None
@@ -616,8 +651,10 @@ class Table:
 
     # -- requests ----------------------------------------------------------------------------
 
-    def select_position(self, player: str, position: int) -> None:
-        """Remember the position a player selected (633c.5(l))."""
+    def select_position(self, player: str, position: int, terminal: str = "") -> None:
+        """Remember the position a player selected at ``terminal`` (633c.5(l)); without a
+        terminal (code that drives a table directly), for each of his terminals that selected
+        none."""
         if not 1 <= position <= self.adapter.positions(self.rules):
             raise RefusedError(
                 "position",
@@ -625,7 +662,96 @@ class Table:
                 f"{self.adapter.positions(self.rules)} (PA 633c.5(l)).",
                 "PA 633c.5(l)",
             )
-        self.selected[player] = position
+        self.selected[(player, terminal)] = position
+
+    def position_of(self, player: str, terminal: str = "") -> int | None:
+        """The position ``player`` selected at ``terminal`` (else one selected without a
+        terminal), or None."""
+        found = self.selected.get((player, terminal))
+        return found if found is not None else self.selected.get((player, ""))
+
+    def in_play(self, player: str) -> int:
+        """The cents of ``player``'s wagers in the round in progress that the table's escrow
+        holds (booked and not yet settled): money that is his but not his to cash out yet."""
+        round_ = self.round
+        if round_ is None or round_.is_complete:
+            return 0
+        settled = {s.wager_id for s in round_.settlements}
+        return sum(
+            self.books.escrowed.get(w.id, 0)
+            for w in round_.wagers
+            if w.player == player and w.id not in settled
+        )
+
+    def wagering_closed(self, round_: Any) -> WageringClosedError | None:
+        """Why ``round_`` takes no wager now — it is past its wagering phase — or None. This
+        comes before every other check of a wager, the engine's included."""
+        phase = round_.phase.value
+        if phase == "wagering":
+            return None
+        rule = WAGERING_RULES.get(self.game, hybrid.WAGERS)
+        if round_.is_complete:
+            return WageringClosedError(
+                f"Wagering is closed: round {self.round_id} is complete; wager when the next "
+                f"round opens ({rule}).",
+                rule=rule,
+            )
+        return WageringClosedError(
+            f"Wagering is closed: wagers are placed before the first card is dealt, and round "
+            f"{self.round_id} is in {phase} ({rule}).",
+            rule=rule,
+        )
+
+    def place_wager_on(
+        self,
+        round_: Any,
+        player: str,
+        position: int | None,
+        kind: str,
+        amount: int,
+        spots: list[int] | None,
+    ) -> None:
+        """Place a terminal's wager on ``round_``: refused first when wagering is closed,
+        then by the engine (limits, position, side wagers)."""
+        closed = self.wagering_closed(round_)
+        if closed is not None:
+            raise closed
+        if spots is not None:
+            self.adapter.place_spot_wagers(round_, player, position, amount, spots)
+        else:
+            self.adapter.place_wager(round_, player, position, kind, amount)
+
+    def try_wager(
+        self,
+        player: str,
+        terminal: str,
+        kind: str,
+        amount: int,
+        spots: list[int] | None = None,
+    ) -> None:
+        """Raise the refusal a wager would meet now — the table's status, wagering closed,
+        the engine's limits, position and side wagers, the account's balance — without placing
+        anything (the wager is tried on a copy of the round). The server asks this before it
+        asks a player to confirm a large wager, so a wager the table refuses is never asked
+        twice (PA 605a double confirmation)."""
+        refusal = self._refusal()
+        if refusal is not None:
+            raise refusal
+        trial = copy.deepcopy(self.round)
+        try:
+            self.place_wager_on(
+                trial, player, self.position_of(player, terminal), kind, amount, spots
+            )
+        except TablejackError as error:
+            raise RefusedError.from_engine(error) from None
+        balance = self.floor.balances.get(player)
+        if balance is not None and amount > balance:
+            raise RefusedError(
+                "balance",
+                f"The wager needs {format_cents(amount)}; the account holds "
+                f"{format_cents(balance)}.",
+                "account balance",
+            )
 
     async def wager(
         self,
@@ -640,11 +766,8 @@ class Table:
         three spot amounts (``spots``; ``amount`` is their sum)."""
 
         def step(round_: Any) -> EventIn:
-            position = self.selected.get(player)
-            if spots is not None:
-                self.adapter.place_spot_wagers(round_, player, position, amount, spots)
-            else:
-                self.adapter.place_wager(round_, player, position, kind, amount)
+            position = self.position_of(player, terminal)
+            self.place_wager_on(round_, player, position, kind, amount, spots)
             payload: dict[str, Any] = {
                 "player": player,
                 "position": position,
@@ -871,7 +994,11 @@ class Table:
         self, command: str, by: str, terminal: str = "console", card: str | None = None
     ) -> dict[str, Any]:
         """The dealer console: ``open-round``, ``close-wagering``, ``card``,
-        ``countdown-expired``."""
+        ``countdown-expired``. On an automated table the server opens the rounds, closes
+        wagering ``wagering_seconds`` after the first wager and runs the countdown: the first
+        three are refused there with a sentence saying so (code ``automated``)."""
+        if command in AUTOMATED_COMMANDS and self.config.automated:
+            raise self._automated_refusal(command)
         if command == "open-round":
             round_id = await self.open_round(by)
             return {"ok": True, "round_id": round_id}
@@ -894,6 +1021,37 @@ class Table:
             )
         self._changed()
         return reply
+
+    def automation(self) -> str | None:
+        """What the server does itself at an automated table, in words (None: the dealer runs
+        the table)."""
+        if not self.config.automated:
+            return None
+        cards = (
+            "cards come from the virtual shoe"
+            if self.shoe is not None
+            else "the dealer deals the cards the table asks for"
+        )
+        return (
+            f"The server opens a round {self.config.between_rounds_seconds:g} s after the last "
+            f"one ends, closes wagering {self.config.wagering_seconds:g} s after the first "
+            f"wager and runs the {self.seconds:g}-second countdown; {cards}."
+        )
+
+    def _automated_refusal(self, command: str) -> RefusedError:
+        if self.status != "open":
+            return RefusedError("table", f"Table {self.id} is {self.status}.", "table status")
+        what = {
+            "open-round": "opens its rounds",
+            "close-wagering": "closes wagering",
+            "countdown-expired": "runs the countdown",
+        }[command]
+        return RefusedError(
+            "automated",
+            f"Table {self.id} is automated: the server {what} itself, not the console. "
+            f"{self.automation()}",
+            AUTOMATION_RULE,
+        )
 
     async def reader_card(self, code: str, by: str, terminal: str = "reader") -> dict[str, Any]:
         """A card read by the card-reading shoe (or typed on the console). A card the engine
@@ -1237,6 +1395,7 @@ class Table:
             "positions": self.adapter.positions(self.rules),
             "source": self.config.source,
             "automated": self.config.automated,
+            "automation": self.automation(),
             "halt_reason": self.halt_reason,
             "waiting_for": self.waiting_for(),
             "tilts": self.tilts,
@@ -1268,12 +1427,13 @@ class Table:
             "table_minimum": self.rules.table_minimum,
             "table_maximum": self.rules.table_maximum,
             "betting_unit": self.rules.betting_unit,
+            "decks": self.rules.decks,
             "confirm_above": self.config.confirm_above,
             "result_hold_seconds": self.config.result_hold_seconds,
         }
 
-    def player_state(self, player: str) -> dict[str, Any]:
-        """The state message for a player's terminal."""
+    def player_state(self, player: str, terminal: str = "") -> dict[str, Any]:
+        """The state message for a player's terminal (the position he selected there)."""
         view = None if self.round is None else self.adapter.player_view(self.round, player)
         return {
             "type": "state",
@@ -1282,15 +1442,19 @@ class Table:
             "round_id": self.round_id,
             "seq": self.last_seq,
             "view": view,
-            "position": self.selected.get(player),
+            "position": self.position_of(player, terminal),
             "balance": self.floor.balances.get(player),
             "countdown": self.countdown(),
         }
 
-    def player_states(self, players: set[str]) -> dict[str, tuple[tuple[Any, ...], str]]:
-        """The state message of each player's terminal as JSON text, with a key naming what it
-        shows (everything but ``seq`` and the clock's ``now_ms``): :meth:`player_state` for
-        many players, the views built by the adapter in one pass."""
+    def player_states(
+        self, terminals: set[tuple[str, str]]
+    ) -> dict[tuple[str, str], tuple[tuple[Any, ...], str]]:
+        """The state message of each (player, terminal) as JSON text, with a key naming what
+        it shows (everything but ``seq`` and the clock's ``now_ms``): :meth:`player_state` for
+        many terminals, each player's view built once and the views built by the adapter in
+        one pass."""
+        players = {player for player, _ in terminals}
         views = {} if self.round is None else self.adapter.player_views(self.round, players)
         countdown = self.countdown()
         clock = None if countdown is None else (countdown["ends_at_ms"], countdown["window"])
@@ -1300,16 +1464,16 @@ class Table:
             f"{_encode(countdown)},"
         )
         encoded: dict[int, str] = {}
-        out: dict[str, tuple[tuple[Any, ...], str]] = {}
-        for player in players:
+        out: dict[tuple[str, str], tuple[tuple[Any, ...], str]] = {}
+        for player, terminal in terminals:
             view = views.get(player)
             text = encoded.get(id(view))
             if text is None:
                 text = encoded[id(view)] = _encode(view)
-            position = self.selected.get(player)
+            position = self.position_of(player, terminal)
             balance = self.floor.balances.get(player)
             key = (self.id, self.status, self.round_id, text, position, balance, clock)
-            out[player] = (
+            out[(player, terminal)] = (
                 key,
                 f'{head}"view":{text},"position":{_encode(position)},"balance":{_encode(balance)}}}',
             )
@@ -1371,6 +1535,13 @@ class Table:
             if target == "dealer":
                 return "Turn the hole card; draw a card for the dealer."
             return f"Deal a card to {target}."
+        if round_.phase.value == "wagering" and self.config.automated:
+            if self.deadline is not None and self.window_key is not None:
+                return (
+                    "Wagering is open; the server closes it "
+                    f"{self.config.wagering_seconds:g} s after the first wager."
+                )
+            return "Wagering is open; waiting for the first wager."
         if round_.phase.value == "wagering":
             return "Wagering is open; close wagering to deal."
         if round_.phase.value == "dealer":

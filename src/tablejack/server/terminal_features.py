@@ -34,7 +34,7 @@ from sqlalchemy import select
 from tablejack.core.errors import TablejackError
 from tablejack.core.money import format_cents
 from tablejack.server.floor import Connection, Floor
-from tablejack.server.protocol import Repeat
+from tablejack.server.protocol import Repeat, WagerMessage
 from tablejack.server.table import RefusedError, Table
 from tablejack.store.models import LEDGER
 
@@ -45,6 +45,7 @@ __all__ = [
     "ConfirmationRequiredError",
     "DetailedRefusalError",
     "check_confirmation",
+    "confirm_wager",
     "last_wagers",
     "register",
     "repeat_last_bet",
@@ -102,6 +103,21 @@ def check_confirmation(
     limit = table.config.confirm_above
     if limit is not None and amount > limit and confirm is not True:
         raise ConfirmationRequiredError(amount, limit, what)
+
+
+def confirm_wager(table: Table, connection: Connection, message: WagerMessage) -> None:
+    """A terminal's wager above the table's ``confirm_above`` without ``"confirm": true``:
+    first every check the table would make (status, wagering closed, the table's limits, the
+    position, the balance: :meth:`Table.try_wager`), so a wager the table would refuse is
+    refused for that and never asked twice; then the request for the second confirmation. A
+    wager that needs none is not tried twice."""
+    limit = table.config.confirm_above
+    if limit is None or message.amount <= limit or message.confirm is True:
+        return
+    table.try_wager(
+        connection.subject, connection.terminal, message.kind, message.amount, message.spots
+    )
+    raise ConfirmationRequiredError(message.amount, limit)
 
 
 async def last_wagers(
@@ -171,18 +187,15 @@ async def repeat_last_bet(
             "repeat", f"You have no earlier round at table {table.id} to repeat.", REPEAT_RULE
         )
     source, wagers = found
-    selected = table.selected.get(player)
+    selected = table.position_of(player, terminal)
     remembered = next((w["position"] for w in wagers if w["position"] is not None), None)
     position = selected if selected is not None else remembered
     trial = copy.deepcopy(round_)
     for wager in wagers:
         try:
-            if wager["spots"] is not None:
-                table.adapter.place_spot_wagers(
-                    trial, player, position, wager["amount"], wager["spots"]
-                )
-            else:
-                table.adapter.place_wager(trial, player, position, wager["kind"], wager["amount"])
+            table.place_wager_on(
+                trial, player, position, wager["kind"], wager["amount"], wager["spots"]
+            )
         except TablejackError as error:
             raise RefusedError.from_engine(error) from None
     total = sum(w["amount"] for w in wagers)
@@ -196,7 +209,7 @@ async def repeat_last_bet(
     await guard(floor, player, terminal, table, total, wager=True)
     check_confirmation(table, total, message.confirm, "A repeat of the last bet")
     if selected is None and position is not None:
-        table.select_position(player, position)
+        table.select_position(player, position, terminal)
     results = await asyncio.gather(
         *(
             table.wager(

@@ -89,10 +89,24 @@ def register_shoe(app: FastAPI) -> None:
 
     @app.get("/api/tables/{table_id}/shoe")
     async def shoe(request: Request, table_id: str, who: Who) -> dict[str, Any]:
-        """The shoe in use: its inventory, the cards read and what remains."""
+        """The shoe in use: its inventory, the cards read and what remains. A virtual shoe:
+        the decks and count per code of its last shuffle, the cards dealt from it since
+        (``dealt``), those left (``remaining``), the shuffles so far and whether the cut card
+        has come out (``needs_shuffle``: it is shuffled before the next round)."""
         table = await staff(request, table_id, who)
-        if table.shoe is not None:
-            return {"table": table.id, "source": "virtual", **virtual_load(table)}
+        shoe_ = table.shoe
+        if shoe_ is not None:
+            loaded = virtual_load(table)
+            dealt = shoe_.mark()
+            return {
+                "table": table.id,
+                "source": "virtual",
+                **loaded,
+                "dealt": dealt,
+                "remaining": loaded["total"] - dealt,
+                "shuffles": shoe_.shuffles,
+                "needs_shuffle": shoe_.needs_shuffle,
+            }
         return {
             "table": table.id,
             "source": table.config.source,
