@@ -130,7 +130,9 @@ def test_two_terminals_play_a_round_and_the_supervisor_recalls_it(
             supervisor = browser_kit.context(browser, **tablet).new_page()
             browser_kit.sign_in(supervisor, server, "tok-super")
             supervisor.goto(f"{server}/static/supervisor.html")
-            expect(supervisor.get_by_test_id("meters")).to_contain_text("blackjack")
+            supervisor.get_by_test_id("tab-meters").click()
+            expect(supervisor.get_by_test_id("meters")).to_contain_text("Blackjack Wager")
+            supervisor.get_by_test_id("tab-recall").click()
             supervisor.get_by_test_id("round-id").fill("A1-000001")
             supervisor.get_by_test_id("recall").click()
             expect(supervisor.get_by_test_id("recall-transcript")).to_contain_text(

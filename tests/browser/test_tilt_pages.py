@@ -1,6 +1,6 @@
 """PA 605a lock-out in a real browser (Playwright driving Debian's Chromium): a shoe refused at
 load tilts the table; the terminal shows the lock, the dealer console lists the tilt, and the
-supervisor page's Clear tilt button clears it with a clear code and a reason."""
+supervisor page's Clear tilt form clears it with a clear code and a reason."""
 
 from __future__ import annotations
 
@@ -81,11 +81,12 @@ def test_605a_tilt_pages_show_the_lock_and_the_supervisor_clears_it(
             expect(dealer.get_by_test_id("next")).to_contain_text("STOP")
 
             supervisor = browser_kit.context(browser, **tablet).new_page()
-            answers = iter(["replaced", "deck replaced"])
-            supervisor.on("dialog", lambda dialog: dialog.accept(next(answers)))
             browser_kit.sign_in(supervisor, server, "tok-super")
             supervisor.goto(f"{server}/static/supervisor.html")
-            supervisor.get_by_test_id("clear-C1").click()
+            supervisor.get_by_test_id("clear-C1").click()  # the table's row: Clear tilt…
+            supervisor.get_by_test_id("clear-code-C1").select_option("replaced")
+            supervisor.get_by_test_id("clear-C1-reason").fill("deck replaced")
+            supervisor.get_by_test_id("clear-C1-submit").click()
             expect(dealer.get_by_test_id("tilts")).to_have_text("")
             expect(ann.get_by_test_id("lock")).to_have_text("")
             expect(dealer.get_by_test_id("next")).not_to_contain_text("STOP")
