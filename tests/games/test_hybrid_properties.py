@@ -22,10 +22,24 @@ from tablejack.games import export, replay
 from tablejack.games.hybrid import HybridRound, HybridRules, Phase
 from tablejack.games.session import play_rounds
 
+# The countdown's options: the two presets and a table ((z), (c)(2)) that hits some totals.
+COUNTDOWNS = st.sampled_from(
+    [
+        ("stand", {}),
+        ("hit-hard-11-or-less", {}),
+        ("table", {"hard-10": "hit", "hard-16": "hit", "soft-17": "hit", "soft-18": "hit"}),
+    ]
+)
+
+
+def _rules(countdown: tuple[str, dict[str, str]], **fields: object) -> HybridRules:
+    return HybridRules(countdown_default=countdown[0], countdown_table=countdown[1], **fields)
+
+
 RULE_VARIANTS = st.builds(
-    HybridRules,
+    _rules,
+    COUNTDOWNS,
     decks=st.sampled_from([6, 8]),
-    countdown_default=st.sampled_from(["stand", "hit-hard-11-or-less"]),
     split_card_order=st.sampled_from(["hand-by-hand", "second-cards-first"]),
     buzzer_beater_hand=st.sampled_from(["first-hand", "best-hand"]),
     buzzer_beater_no_row=st.sampled_from(["lose", "push"]),

@@ -23,11 +23,25 @@ from tablejack.games.session import play_rounds
 ROOT = Path(__file__).resolve().parents[2]
 STAKES = {"wager", "royal_match", "bet_the_set", "kings_bounty", "insurance", "double", "split"}
 
+# The countdown's options: the two presets and a table ((z), (c)(2)) that hits some totals.
+COUNTDOWNS = st.sampled_from(
+    [
+        ("stand", {}),
+        ("hit-hard-11-or-less", {}),
+        ("table", {"hard-10": "hit", "hard-16": "hit", "soft-17": "hit", "soft-18": "hit"}),
+    ]
+)
+
+
+def _rules(countdown: tuple[str, dict[str, str]], **fields: object) -> HybridSharedRules:
+    return HybridSharedRules(countdown_default=countdown[0], countdown_table=countdown[1], **fields)
+
+
 rules_variants = st.builds(
-    HybridSharedRules,
+    _rules,
+    COUNTDOWNS,
     decks=st.sampled_from([6, 8]),
     surrender_timing=st.sampled_from(["late", "early"]),
-    countdown_default=st.sampled_from(["stand", "hit-hard-11-or-less"]),
     split_against_dealer_blackjack=st.sampled_from(["original-wager", "full-amount"]),
     double_against_dealer_blackjack=st.sampled_from(["original-wager", "full-amount"]),
     royal_match_paytable=st.sampled_from(["wizard-v1", "wizard-v3"]),
