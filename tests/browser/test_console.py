@@ -23,6 +23,7 @@ from tablejack.games.multi_action import MultiActionRules
 from tablejack.server.app import create_app
 from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
+from tablejack.server.testing import screenshot
 
 SCREEN: Any = {"viewport": {"width": 1280, "height": 800}}
 # A1 position 1 (ann): 10S 5C; position 2 (bob): 9H 9C; dealer 6D + hole 10H; then 4S 8D
@@ -184,7 +185,7 @@ def test_the_console_of_a_version_a_table_deals_a_round(server: str, browser_kit
                     "2 cards left of 8 (6 dealt"
                 )  # a stacked shoe
                 expect(page.get_by_test_id("transcript")).to_contain_text("ann")
-                page.screenshot(path="/tmp/console-version-a.png")
+                screenshot(page, "console-version-a")
         finally:
             browser.close()
     assert watch.errors == []
@@ -217,7 +218,7 @@ def test_the_console_of_a_version_b_table_shows_the_shared_start(
                 expect(page.get_by_test_id("player-ann")).to_contain_text("dealer hand")
                 expect(page.get_by_test_id("player-bob")).to_contain_text("$20.00")
                 expect(page.get_by_test_id("next")).not_to_have_text("Open the next round.")
-                page.screenshot(path="/tmp/console-version-b.png")
+                screenshot(page, "console-version-b")
         finally:
             browser.close()
     assert watch.errors == []
@@ -263,7 +264,7 @@ def test_the_console_of_a_reader_table_takes_the_cards_the_table_asks_for(
                     page.get_by_test_id("dealer-box").locator("[data-card='9C']")
                 ).to_be_visible()
                 expect(page.get_by_test_id("next")).to_contain_text("seat 1")
-                page.screenshot(path="/tmp/console-classic.png")
+                screenshot(page, "console-classic")
         finally:
             browser.close()
     assert watch.errors == []
@@ -290,7 +291,7 @@ def test_the_console_of_a_multi_action_table_shows_the_spots(server: str, browse
                 expect(seat).to_contain_text("ann · spots $10.00 / $0.00 / $25.00")
                 expect(seat.locator(".card")).to_have_count(2)
                 expect(page.get_by_test_id("dealer-box").locator(".card")).to_have_count(1)
-                page.screenshot(path="/tmp/console-multi-action.png")
+                screenshot(page, "console-multi-action")
         finally:
             browser.close()
     assert watch.errors == []

@@ -20,6 +20,7 @@ from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.app import create_app
 from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
+from tablejack.server.testing import screenshot
 
 SCREEN: Any = {"viewport": {"width": 1280, "height": 800}}
 REFUSED = re.compile(r"^Failed to load resource: the server responded with a status of (\d+)")
@@ -176,7 +177,7 @@ def test_605a_a_supervisor_locks_and_unlocks_a_terminal_and_clears_a_table_tilt(
             page.get_by_test_id("clear-table-C1-submit").click()
             expect(page.get_by_test_id("no-tilts")).to_be_visible()
             assert call(server, "GET", "/api/tables/C1/tilts", "tok-super")["tilts"] == []
-            page.screenshot(path="/tmp/supervisor-tilts.png")
+            screenshot(page, "supervisor-tilts")
         finally:
             browser.close()
     watch.check(409)
@@ -228,7 +229,7 @@ def test_the_supervisor_page_shows_refusals_beside_their_action(
                 "sam",
             )
             expect(page.get_by_test_id("table-row-C1")).to_contain_text("Classic")
-            page.screenshot(path="/tmp/supervisor-tables.png")
+            screenshot(page, "supervisor-tables")
         finally:
             browser.close()
     watch.check(404)
@@ -286,7 +287,7 @@ def test_the_licence_count_meters_and_audit_read_as_a_floor_reads_them(
             for header in ("Time (UTC)", "Table", "Actor", "Terminal", "Kind", "Rule", "Message"):
                 expect(audit.locator("th", has_text=header).first).to_be_visible()
             expect(audit).to_contain_text("EWT-4 retired at table C1")
-            page.screenshot(path="/tmp/supervisor-audit.png")
+            screenshot(page, "supervisor-audit")
         finally:
             browser.close()
     watch.check()

@@ -7,10 +7,15 @@ floor's tokens by role (``tokens["operator"]`` registers terminals).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["bearer", "hello", "session", "terminal_key"]
+__all__ = ["SCREENSHOTS", "bearer", "hello", "screenshot", "session", "terminal_key"]
+
+SCREENSHOTS = "TABLEJACK_SCREENSHOTS"
+"""The environment variable naming a folder the browser tests save their pictures in
+(``docs/screens/make.py`` sets it); unset, they save none."""
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -67,3 +72,12 @@ def session(
     token = str(answer.cookies["tj_session"])
     client.cookies.clear()
     return bearer(token)
+
+
+def screenshot(page: Any, name: str) -> None:
+    """Save a picture of a Playwright ``page`` as ``<name>.png`` in the folder
+    ``$TABLEJACK_SCREENSHOTS`` names (nothing when it is unset)."""
+    folder = os.environ.get(SCREENSHOTS)
+    if folder:
+        page.wait_for_timeout(600)  # the cards dealt last have landed
+        page.screenshot(path=os.path.join(folder, f"{name}.png"))
