@@ -66,6 +66,9 @@ def test_certify_writes_the_report_of_every_clause_ambiguity_and_wager(tmp_path:
     assert list(ambiguities) == [f"A-{n}" for n in range(1, 30)]
     assert ambiguities["A-10"]["option"] == "split_against_dealer_blackjack"
     assert ambiguities["A-21"]["scenarios"][0]["file"] == "classic-ez-bust-two-card-17.toml"
+    readings = {row["id"]: row for row in data["readings"]}
+    assert readings["633c.5 (z), (c)(2)"]["option"] == "countdown_default, countdown_table"
+    assert any(t["outcome"] == "passed" for t in readings["633c.5 (z), (c)(2)"]["tests"])
     wagers = {(Path(w["rules_file"]).name, w["wager"]): w for w in data["wagers"]}
     assert set(wagers) >= {
         ("pa-hybrid-b.toml", "blackjack"),

@@ -257,6 +257,8 @@ class Ambiguity:
     reading: str
     option: str
     docs: str
+    clauses: tuple[str, ...] = ()
+    """The clauses whose tests prove the reading (for readings without an A-number)."""
 
 
 AMBIGUITIES: tuple[Ambiguity, ...] = (
@@ -459,6 +461,7 @@ READINGS: tuple[Ambiguity, ...] = (
         "an ace and a nine are 20 for the double-down test (the ace counts 11 unless that exceeds 21)",
         'double_ace_value = "one-or-eleven"',
         "docs/multi-action.md",
+        ("NJ MAB (b)(2)(iii)",),
     ),
     Ambiguity(
         "633c.5 (aa)(1)",
@@ -466,6 +469,7 @@ READINGS: tuple[Ambiguity, ...] = (
         "a player Blackjack's community card is the hole card only; no later card is revealed for it",
         "",
         "docs/hybrid-shared.md",
+        ("PA 633c.5(aa)(1)",),
     ),
     Ambiguity(
         "633c.5 (z), (c)(2)",
@@ -473,6 +477,7 @@ READINGS: tuple[Ambiguity, ...] = (
         "the countdown default stands",
         "countdown_default, countdown_table",
         "docs/hybrid.md",
+        ("PA 633c.5(z)", "PA 633c.5(c)(2)"),
     ),
 )
 """Other readings of the texts the project documents (not numbered in the paraphrase)."""

@@ -190,15 +190,16 @@ def _matrix(
     def readings(entries: Sequence[Any]) -> list[dict[str, Any]]:
         out = []
         for entry in entries:
+            linked = set(entry.clauses)
             tests = [
                 {"node": n, "outcome": outcomes[n]}
-                for n, (_, am) in test_cites.items()
-                if entry.id in am
+                for n, (cl, am) in test_cites.items()
+                if entry.id in am or linked & set(cl)
             ]
             scen = [
                 {"file": s["file"], "outcome": s["outcome"]}
                 for s in scenario_results
-                if entry.id in s["ambiguities"]
+                if entry.id in s["ambiguities"] or linked & set(s["clauses"])
             ]
             out.append(
                 {
