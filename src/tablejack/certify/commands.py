@@ -46,7 +46,7 @@ def certify(
     ] = None,
     test_workers: Annotated[
         int, typer.Option(min=0, help="pytest-xdist workers for the clause tests (0: none).")
-    ] = 2,
+    ] = 4,
     workers: Annotated[
         int | None, typer.Option(help="Processes for the simulation (default: all cores).")
     ] = None,

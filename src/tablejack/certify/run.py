@@ -58,7 +58,7 @@ class CertifyOptions:
     seed: int = 2026
     tests: Sequence[Path] = ()
     scenarios: Path | None = None
-    test_workers: int = 2
+    test_workers: int = 4
     sim_workers: int | None = None
     shuffle: bool = True
     generators: Sequence[str] = ("seeded", "secure")
