@@ -223,7 +223,7 @@ def screens() -> list[str]:
 
 
 @pytest.mark.parametrize("screen", screens())
-def test_633c5_version_a_round_totals_stakes_and_results_on_one_screen(
+def test_633c5_c1_version_a_layout_shows_totals_stakes_and_results_on_one_screen(
     terminal: Any, screen: str
 ) -> None:
     from playwright.sync_api import expect
