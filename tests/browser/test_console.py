@@ -201,7 +201,7 @@ def test_the_console_of_a_version_b_table_shows_the_shared_start(
         browser = browser_kit.launch(playwright)
         try:
             page, watch = console(browser, browser_kit, server, "B1")
-            expect(page.get_by_test_id("game")).to_have_text("hybrid-shared")
+            expect(page.get_by_test_id("game")).to_have_text("Hybrid B")
             expect(page.get_by_test_id("next")).to_have_text("Open the next round.")
             common_panels(page)
             expect(page.get_by_test_id("shoe")).to_contain_text("cards left of 312")

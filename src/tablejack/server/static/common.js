@@ -166,8 +166,8 @@ async function postJSON(path, body) {
   return { ok: response.ok, answer, refusal: refusalText(answer, `${response.status} ${response.statusText}`) };
 }
 
-// Fixed text of the sign-in form, marked data-i18n: the terminal page shows it in the player's
-// language (the other pages have no catalog loaded and show the English).
+// Fixed text of the sign-in form, marked data-i18n: every page shows it in the page's language
+// (the page loads its catalog first; the English is what shows without one).
 function words(tag, key, english, attrs = {}) {
   return el(tag, { ...attrs, "data-i18n": key }, t(key, {}, english));
 }
@@ -178,9 +178,10 @@ function field(key, english, input) {
 // The sign-in gate of a page: resolves with the person signed in in this browser (GET /api/me)
 // — at once when there is one, else once someone signs in with the compact form shown in place
 // of the page. A page's <body class="signed-out"> hides its content until then.
-// `terminal`: the terminal page — a browser that is not an enrolled terminal is enrolled first
-// (the terminal's id and device credential, POST /api/terminal/enrol), then players sign in.
-export async function signInGate({ title = "Sign in", terminal = false } = {}) {
+// `title`: the catalog key of the form's heading. `terminal`: the terminal page — a browser that
+// is not an enrolled terminal is enrolled first (the terminal's id and device credential,
+// POST /api/terminal/enrol), then players sign in.
+export async function signInGate({ title = "signin.title", terminal = false } = {}) {
   const panel = el("section", { class: "panel signin", "data-testid": "signin" });
   let me;
   try { me = await signedIn(); } catch (error) {  // the server is away: say so, stay here
@@ -218,7 +219,7 @@ export async function signInGate({ title = "Sign in", terminal = false } = {}) {
         enrolled.position ? [" · ", words("span", "signin.position", "position"), " ", el("b", {}, enrolled.position)] : null);
       const other = enrolled && words("button", "signin.enrol_other", "Enrol as another terminal",
         { type: "button", class: "quiet", "data-testid": "enrol-other", onclick: () => enrolForm() });
-      panel.replaceChildren(words("h2", "signin.title", title), where || "", form, refusal,
+      panel.replaceChildren(words("h2", title, "Sign in"), where || "", form, refusal,
         words("p", "signin.hint", "The token goes to the server in this form only; your session is kept in a cookie, never in the address.", { class: "muted" }),
         other || "");
       token.focus();

@@ -1,20 +1,46 @@
-// Helpers of the staff pages (the dealer console and the supervisor page): the labels of the
-// catalog (meters, wager kinds, tilt and clear codes), what the signed-in role may do, times,
-// and actions whose refusal is shown beside the control that sent them.
+// Helpers of the staff pages (the dealer console and the supervisor page) and the landing page:
+// the page's language, the catalog's labels (meters, wager kinds, tilt and clear codes, games,
+// phases, roles, statuses), what the signed-in role may do, times, and actions whose refusal is
+// shown beside the control that sent them. Every word a page writes comes from the catalog
+// (i18n.js); what the server wrote (its sentences, the next instruction, audit messages) is
+// shown as the server wrote it.
 import { el } from "/static/common.js";
-import { setLanguage, t } from "/static/i18n.js";
+import { chosen, current, setLanguage, t } from "/static/i18n.js";
 
-// The catalog the labels come from: English unless the page's ?lang= names another language
-// (a staff page does not remember one; the terminal's choice is the terminal's).
-export async function loadLabels(query = {}) {
-  await setLanguage(query.lang || "en");
+// The page's language, as on the terminal: ?lang=, else the one last chosen in this browser,
+// else English; `select` (the header's language selector) changes it, remembers it and calls
+// `redraw` to write the page's words again.
+export async function startLanguage(query, select, redraw = () => {}) {
+  await setLanguage(chosen(query));
+  select.value = current;
+  select.addEventListener("change", async () => {
+    await setLanguage(select.value, true);
+    if (new URLSearchParams(location.search).has("lang")) {  // a reload keeps the choice
+      const url = new URL(location.href);
+      url.searchParams.set("lang", current);
+      history.replaceState(history.state, "", url.pathname + url.search + url.hash);
+    }
+    redraw();
+  });
 }
 
-const words = (prefix, name) => t(`${prefix}.${name}`, {}, String(name).replaceAll("_", " "));
-export const meterLabel = (name) => words("meter", name);
-export const kindLabel = (kind) => words("meter.kind", kind);
-export const tiltLabel = (code) => words("staff.tilt", code);
-export const clearLabel = (code) => words("staff.clear", code);
+const spaced = (name) => String(name ?? "").replaceAll("_", " ");
+// A word of the engine or the server as a catalog key part ("ez bust" → "ez_bust").
+export const keyOf = (text) => String(text ?? "").toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_|_$/g, "");
+export const meterLabel = (name) => t(`meter.${name}`, {}, spaced(name));
+export const kindLabel = (kind) => t(`meter.kind.${kind}`, {}, spaced(kind));
+export const tiltLabel = (code) => t(`staff.tilt.${code}`, {}, spaced(code));
+export const clearLabel = (code) => t(`staff.clear.${code}`, {}, spaced(code));
+export const gameLabel = (game) => t(`staff.game.${game}`, {}, game);
+export const gameShortLabel = (game) => t(`staff.game_short.${game}`, {}, game);
+export const roleLabel = (role) => t(`staff.role.${role}`, {}, role);
+export const phaseLabel = (phase) => (phase ? t(`staff.phase.${keyOf(phase)}`, {}, phase) : "");
+export const tableStatusLabel = (status) => t(`staff.table_status.${status}`, {}, status);
+export const terminalStatusLabel = (status) => t(`staff.terminal_status.${status}`, {}, status);
+export const resultLabel = (result) => t(`result.${keyOf(result)}`, {}, result);
+export const roundStatusLabel = (status) => t(`recall.status.${status}`, {}, status);
+// "dana (dealer)": who is signed in on a staff page.
+export const whoText = (me) => t("staff.who", { subject: me.subject, role: roleLabel(me.role) });
 
 export const TILT_CODES = ["door_open", "bill_validator", "printer", "connection_lost", "reader_fault",
   "card_not_requested", "card_inventory", "storage_error", "other"];
@@ -30,8 +56,9 @@ export function when(us) {
   return us ? new Date(us / 1000).toISOString().replace("T", " ").slice(0, 19) : "";
 }
 
-export function plural(count, one, many = `${one}s`) {
-  return `${count.toLocaleString("en-US")} ${count === 1 ? one : many}`;
+// A count in words: the catalog's `one` text for 1, its `other` text else, {n} the count.
+export function plural(count, one, other) {
+  return t(count === 1 ? one : other, { n: count.toLocaleString("en-US") });
 }
 
 // An error line that belongs to one control (role=alert: read out when it changes).
@@ -43,7 +70,7 @@ export function errorLine(testid) {
 function readable(message) {
   if (!String(message).startsWith("[{")) return message;
   try {
-    return JSON.parse(message).map((e) => `${(e.loc || []).slice(1).join(".") || "request"}: ${e.msg}`).join("; ");
+    return JSON.parse(message).map((e) => `${(e.loc || []).slice(1).join(".") || t("staff.request")}: ${e.msg}`).join("; ");
   } catch { return message; }
 }
 
