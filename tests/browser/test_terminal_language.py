@@ -1,8 +1,11 @@
-"""Every string a person reads on the terminal comes from its language catalog (PA 605a): the
-keys the page uses — written out in its source, and the families it builds from the engine's
+"""Every string a person reads on the pages comes from the language catalog (PA 605a): the keys
+the terminal uses — written out in its source, and the families it builds from the engine's
 own words (phases, wager kinds, results, decisions, tilt codes, countdown defaults, paytable
-lines) — are in the English and the Spanish catalog; and a round played in Spanish in a real
-browser shows no English phase, wager name or decision."""
+lines) — and the keys of the staff pages and the landing page (the dealer console, the
+supervisor page, their helpers, the sign-in forms; their families: games, roles, phases,
+statuses, meters, wager kinds, tilt and clear codes, countdown defaults) are in the English and
+the Spanish catalog; and a round played in Spanish in a real browser shows no English phase,
+wager name or decision. (The staff pages in Spanish in a browser: test_staff_language.py.)"""
 
 from __future__ import annotations
 
@@ -16,17 +19,21 @@ import pytest
 
 from tablejack.core.records import Result, WagerKind
 from tablejack.core.rules import ClassicRules
-from tablejack.games import classic, hybrid, hybrid_shared, multi_action
+from tablejack.games import GAMES, classic, hybrid, hybrid_shared, multi_action
+from tablejack.games.countdown import COUNTDOWN_CHOICES
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.games.hybrid_shared_rules import HybridSharedRules
 from tablejack.server import adapters
 from tablejack.server.app import create_app
 from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
-from tablejack.store.protections import TILT_CODES
+from tablejack.store.policy import Role
+from tablejack.store.protections import CLEAR_CODES, TILT_CODES
 
 STATIC = Path(adapters.__file__).parent / "static"
 PAGE = ("terminal.html", "terminal.js", "common.js", "cards.js", "sound.js", "i18n.js")
+STAFF = ("dealer.html", "supervisor.html", "staff.js", "index.html", "common.js", "i18n.js")
+"""The staff pages, the landing page and what they import (common.js: the sign-in forms)."""
 LANGUAGES = ("en", "es")
 
 
@@ -44,12 +51,12 @@ def source(name: str) -> str:
     return (STATIC / name).read_text("utf-8")
 
 
-def written_keys() -> set[str]:
+def written_keys(pages: tuple[str, ...] = PAGE) -> set[str]:
     """The keys the page's source names literally: ``t("…")``, ``cond ? "a.b" : "c.d"``, the
     ``data-i18n`` attributes, the sign-in form's ``words``/``field``, and any other string
     literal of the form ``"namespace.name"`` of a catalog namespace."""
     keys: set[str] = set()
-    for name in PAGE:
+    for name in pages:
         text = source(name)
         keys |= set(re.findall(r'\bt\(\s*"([\w.-]+)"', text))
         for pair in re.findall(r'\?\s*"([a-z]+\.[\w.-]+)"\s*:\s*"([a-z]+\.[\w.-]+)"', text):
@@ -76,11 +83,6 @@ def listed(name: str, const: str) -> list[str]:
 def families() -> dict[str, set[str]]:
     """Every key the page builds with a template (``t(`phase.${…}`)``), per prefix, from the
     engine's and the server's own words."""
-    phases = {
-        key(phase.value)
-        for module in (classic, hybrid, hybrid_shared, multi_action)
-        for phase in module.Phase
-    }
     tables = [
         table
         for rules in (
@@ -93,7 +95,7 @@ def families() -> dict[str, set[str]]:
     ]
     results = {key(result.value) for result in Result}
     return {
-        "phase.": phases,
+        "phase.": phases(),
         "kind.": {kind.value for kind in WagerKind},
         "result.": results,
         "badge.": results,
@@ -115,16 +117,55 @@ def families() -> dict[str, set[str]]:
     }
 
 
-def test_605a_every_key_the_terminal_uses_is_in_both_catalogs() -> None:
-    built = families()
+def phases() -> set[str]:
+    """The engine's phases of every game, as key parts."""
+    return {
+        key(phase.value)
+        for module in (classic, hybrid, hybrid_shared, multi_action)
+        for phase in module.Phase
+    }
+
+
+def staff_families() -> dict[str, set[str]]:
+    """Every key the staff pages build with a template (``t(`staff.game.${…}`)``), per prefix,
+    from the engine's, the server's and the store's own words."""
+    return {
+        "meter.": set(listed("supervisor.html", "METER_COLUMNS")),
+        "meter.kind.": {kind.value for kind in WagerKind},
+        "staff.tilt.": set(TILT_CODES),
+        "staff.clear.": set(CLEAR_CODES),
+        "staff.game.": set(GAMES),
+        "staff.game_short.": set(GAMES),
+        "staff.role.": {role.value for role in Role},
+        "staff.phase.": phases(),
+        "staff.table_status.": {"open", "closed", "halted"},
+        "staff.terminal_status.": {"active", "retired"},
+        "result.": {key(result.value) for result in Result},
+        "recall.status.": {"open", "complete", "voided"},
+        "console.path.": {path.value for path in hybrid_shared.Path},
+        "console.default.": {key(choice) for choice in COUNTDOWN_CHOICES} | {"close_wagering"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("pages", "built_by", "least"),
+    [(PAGE, families, 250), (STAFF, staff_families, 300)],
+    ids=["terminal", "staff-pages"],
+)
+def test_605a_every_key_a_page_uses_is_in_both_catalogs(
+    pages: tuple[str, ...], built_by: Any, least: int
+) -> None:
+    built: dict[str, set[str]] = built_by()
     templates = {
-        prefix for name in PAGE for prefix in re.findall(r"\bt\(\s*`([\w.-]*)\$\{", source(name))
+        prefix for name in pages for prefix in re.findall(r"\bt\(\s*`([\w.-]*)\$\{", source(name))
     }
     assert templates, "the page builds keys from the engine's words"
     unlisted = templates - set(built)
     assert not unlisted, f"keys built with these prefixes are not enumerated here: {unlisted}"
-    wanted = written_keys() | {prefix + rest for prefix, rests in built.items() for rest in rests}
-    assert len(wanted) > 250
+    wanted = written_keys(pages) | {
+        prefix + rest for prefix, rests in built.items() for rest in rests
+    }
+    assert len(wanted) > least
     for lang in LANGUAGES:
         words = catalog(lang)
         missing = sorted(wanted - set(words))
@@ -132,6 +173,11 @@ def test_605a_every_key_the_terminal_uses_is_in_both_catalogs() -> None:
         empty = sorted(k for k, v in words.items() if not v.strip())
         assert not empty, f"{lang}.json has empty strings: {empty}"
     assert set(catalog("en")) == set(catalog("es"))  # the same keys, no language ahead
+
+
+def test_the_staff_pages_list_the_stores_tilt_and_clear_codes() -> None:
+    assert listed("staff.js", "TILT_CODES") == list(TILT_CODES)
+    assert listed("staff.js", "CLEAR_CODES") == list(CLEAR_CODES)
 
 
 def test_605a_placeholders_match_between_the_catalogs() -> None:
