@@ -1,21 +1,44 @@
 # mypy: allow-untyped-defs, allow-untyped-calls
 """Numba kernels of the exact (combinatorial) analysis; :mod:`tablejack.lab.exact` is the API.
 
-Cards are point classes ``0`` (ace) to ``9`` (ten-value). A *context* is a base shoe (the shoe
-without the dealer's up card, and for a split without the other split card) and every player
-hand that can be formed from it: each multiset of two or more cards with a hard total of 21 or
-less (for a split, every such multiset holding the split card). Each hand is a row; values are
-computed for the base shoe minus the hand, so dealer probabilities are exact for the cards
-removed. Rows are processed by descending hard total, so a hand's successors are always done
+Cards are point classes ``0`` (ace) to ``9`` (ten-value). A *context* (:data:`Context`) is a base
+shoe (the shoe without the dealer's up card, and for a split without the other split card), the
+dealer's drawing states for the up card, and every player hand that can be formed from the base
+shoe: each multiset of two or more cards with a hard total of 21 or less (for a split, every
+such multiset holding the split card). Each hand is a row; the dealer's probabilities of a row
+are computed for the base shoe minus the hand (exact for the cards removed) once, when first
+needed. Rows are processed by descending hard total, so a hand's successors are always done
 first (no recursion: the kernels are cacheable).
 
 Values are *unnormalised*: ``E[payoff * 1{no dealer Blackjack}]``. The dealer Blackjack is
 settled once per initial hand by the caller (the player loses the original wager, or pushes
 with a Blackjack), and the player's next-card probabilities are those of the unseen shoe: the
 hole card is exchangeable with every later card, so no conditioning on it is needed.
+
+Each concept is written once:
+
+* :func:`_next` — the probability of the next card and the hand it makes (or a bust);
+* :func:`_dealer`, :func:`_dist`, :func:`_pnb` — the dealer against a hand's cards;
+* :func:`_stand_leaf`, :func:`_bust_leaf`, :func:`_surrender_leaf` — what a finished hand is
+  worth, in one of three *measures*: :data:`VALUE` (the expected payoff), :data:`BUST_PROB` (the
+  probability that the hand busts) and :data:`EZ` (the EZ Bust wager's win, loss and push);
+* :func:`_draw` — one card, then the table (or stand, for a double), in any measure;
+* :func:`_walk` — every hand of a context played by the hit/stand table, in any measure;
+* :func:`_first_outcome` — a two-card hand's first decision (double, surrender, the table);
+* :func:`split_value` — a split, with resplits, DAS and the dealer Blackjack readings;
+* :func:`analyse_up` — the strategy of one up card decided class by class, then every two-card
+  hand's values, sharing one context (and its dealer probabilities) and the split values;
+* :func:`final_hands` — the Buzzer Beater's joint distribution of the final hands, carried
+  forward over the same contexts.
+
+Every kernel the exact analysis uses lives in this one module: numba's cache is keyed by the
+source of a function's own module, so a kernel that called into another module could run a
+stale copy of it after that module changed.
 """
 
 from __future__ import annotations
+
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -48,6 +71,37 @@ V_SURRENDER = 6
 V_PLAY = 7
 V_RETURN = 8
 
+# split results (``splits[c]``): value per original unit, P(one split hand busts), hands
+S_VALUE = 0
+S_BUST = 1
+S_HANDS = 2
+
+# the measures a played hand is valued in (and their widths)
+VALUE = 0
+BUST_PROB = 1
+EZ = 2
+WIDTH = (1, 1, 3)
+
+Context = namedtuple(
+    "Context",
+    (
+        "child", "drawn", "size", "scratch",  # the dealer's drawing states and a work array
+        "base", "n0", "finite", "up",  # the base shoe (cards or weights), its size, the up card
+        "counts", "hard", "ace", "ncards", "keys", "skeys", "perm",  # the hands (rows)
+        "done", "dists",  # each row's dealer probabilities, once computed
+        "link", "pdone", "pdists",  # the same hand of the parent context and its storage
+    ),
+)  # fmt: skip
+"""A context: the dealer, the base shoe and every hand it can hold (see the module text)."""
+
+Tables = namedtuple(
+    "Tables", ("rules", "dbl_mask", "hit_hard", "hit_soft", "first_hard", "first_soft", "split")
+)
+"""The rules vector, the double mask and the strategy tables (by ``[up, total]``)."""
+
+
+# -- the dealer ------------------------------------------------------------------------------
+
 
 @njit(cache=True)
 def dealer_eval(child, drawn, size, counts, n, finite, scratch):
@@ -77,25 +131,51 @@ def dealer_eval(child, drawn, size, counts, n, finite, scratch):
 
 
 @njit(cache=True)
-def _total(hard, ace):
-    if ace and hard <= 11:
-        return hard + 10
-    return hard
+def _dealer(ctx, i, extra):
+    """The dealer's probabilities drawing from the base shoe without hand ``i`` (and card
+    ``extra`` when it is not -1)."""
+    counts = np.empty(10)
+    for r in range(10):
+        counts[r] = ctx.base[r] - (ctx.counts[i, r] + (1 if r == extra else 0)) * ctx.finite
+    n = ctx.n0 - (ctx.ncards[i] + (1 if extra >= 0 else 0)) * ctx.finite
+    return dealer_eval(ctx.child, ctx.drawn, ctx.size, counts, n, ctx.finite, ctx.scratch)
 
 
 @njit(cache=True)
-def _is_soft(hard, ace):
-    return ace and hard <= 11
+def _dist(ctx, i):
+    """The dealer's probabilities against hand ``i``, computed once. A hand of a split context
+    whose cards with the other pair card form a hand of the parent context shares the parent's
+    row: the dealer then draws from the same cards (the same numbers, bit for bit)."""
+    j = ctx.link[i]
+    done = ctx.pdone if j >= 0 else ctx.done
+    dists = ctx.pdists if j >= 0 else ctx.dists
+    row = j if j >= 0 else i
+    if not done[row]:
+        d = _dealer(ctx, i, -1)
+        for k in range(7):
+            dists[row, k] = d[k]
+        done[row] = True
+    return dists[row]
 
 
 @njit(cache=True)
-def _pnb(base, n0, finite, up, rem, nrem):
-    """Probability that the hole card does not give the dealer a Blackjack."""
+def _no_blackjack(base, n0, finite, up, aces, tens, n):
+    """Probability that the hole card does not give the dealer a Blackjack, with ``aces`` aces,
+    ``tens`` ten-values and ``n`` cards in all removed from ``base``."""
     if up == 0:
-        return 1.0 - (base[9] - rem[9] * finite) / (n0 - nrem * finite)
+        return 1.0 - (base[9] - tens * finite) / (n0 - n * finite)
     if up == 9:
-        return 1.0 - (base[0] - rem[0] * finite) / (n0 - nrem * finite)
+        return 1.0 - (base[0] - aces * finite) / (n0 - n * finite)
     return 1.0
+
+
+@njit(cache=True)
+def _pnb(ctx, i, extra):
+    """:func:`_no_blackjack` against hand ``i`` (and card ``extra`` when it is not -1)."""
+    aces = ctx.counts[i, 0] + (1 if extra == 0 else 0)
+    tens = ctx.counts[i, 9] + (1 if extra == 9 else 0)
+    n = ctx.ncards[i] + (1 if extra >= 0 else 0)
+    return _no_blackjack(ctx.base, ctx.n0, ctx.finite, ctx.up, aces, tens, n)
 
 
 @njit(cache=True)
@@ -111,14 +191,6 @@ def _stand_from_dist(dist, total):
 
 
 @njit(cache=True)
-def _dealer_for(child, drawn, size, scratch, base, n0, finite, rem, nrem):
-    counts = np.empty(10)
-    for r in range(10):
-        counts[r] = base[r] - rem[r] * finite
-    return dealer_eval(child, drawn, size, counts, n0 - nrem * finite, finite, scratch)
-
-
-@njit(cache=True)
 def peek_mode(rules, split):
     """The dealer-Blackjack treatment as one integer (the kernels' ``peek`` argument): 1 the
     dealer peeks; without a hole card, 0 when a dealer Blackjack takes only the original wager
@@ -131,15 +203,19 @@ def peek_mode(rules, split):
     return 0
 
 
+# -- hands -----------------------------------------------------------------------------------
+
+
 @njit(cache=True)
-def _bust_value(base, n0, finite, up, rem, nrem, bet, peek):
-    """A busted hand of ``bet`` units, unnormalised. Without the peek a busted double stays
-    lost against a dealer Blackjack (A-10's reading): the extra units are charged here."""
-    pnb = _pnb(base, n0, finite, up, rem, nrem)
-    value = -bet * pnb
-    if peek <= 0 and bet > 1.0:
-        value -= (bet - 1.0) * (1.0 - pnb)
-    return value
+def _total(hard, ace):
+    if ace and hard <= 11:
+        return hard + 10
+    return hard
+
+
+@njit(cache=True)
+def _is_soft(hard, ace):
+    return ace and hard <= 11
 
 
 @njit(cache=True)
@@ -213,6 +289,73 @@ def _find(skeys, perm, key):
 
 
 @njit(cache=True)
+def make_context(child, drawn, size, scratch, base, n0, finite, up, first):
+    """The context of a base shoe (every hand holding card ``first``, when not -1)."""
+    counts, hard, ace, ncards, keys, skeys, perm = enumerate_hands(base, finite, first)
+    k = counts.shape[0]
+    done = np.zeros(k, dtype=np.bool_)
+    dists = np.zeros((k, 7))
+    return Context(
+        child, drawn, size, scratch, base, n0, finite, up, counts, hard, ace, ncards, keys,
+        skeys, perm, done, dists, np.arange(k), done, dists,
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def split_context(ctx, c):
+    """The context of one hand of a split pair of class ``c``: the base shoe without the other
+    pair card, every hand holding a ``c``."""
+    base = ctx.base.copy()
+    if ctx.finite:
+        base[c] -= 1.0
+    n0 = ctx.n0 - ctx.finite
+    counts, hard, ace, ncards, keys, skeys, perm = enumerate_hands(base, ctx.finite, c)
+    k = counts.shape[0]
+    link = np.full(k, -1)
+    for i in range(k):
+        if hard[i] + c + 1 <= 21:
+            j = _find(ctx.skeys, ctx.perm, keys[i] + (1 << (KEY_BITS * c)))
+            if j >= 0:
+                link[i] = ctx.link[j]
+    return Context(
+        ctx.child, ctx.drawn, ctx.size, ctx.scratch, base, n0, ctx.finite, ctx.up, counts, hard,
+        ace, ncards, keys, skeys, perm, np.zeros(k, dtype=np.bool_), np.zeros((k, 7)), link,
+        ctx.pdone, ctx.pdists,
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def _next(ctx, i, r):
+    """``(p, j)``: the probability that the next card to hand ``i`` is ``r`` (0.0 when the shoe
+    has none) and the hand it makes (-1 for a bust)."""
+    cnt = ctx.base[r] - ctx.counts[i, r] * ctx.finite
+    if cnt <= 0.0:
+        return 0.0, -1
+    p = cnt / (ctx.n0 - ctx.ncards[i] * ctx.finite)
+    if ctx.hard[i] + r + 1 > 21:
+        return p, -1
+    return p, _find(ctx.skeys, ctx.perm, ctx.keys[i] + (1 << (KEY_BITS * r)))
+
+
+@njit(cache=True)
+def _two_cards(ctx, c1, c2):
+    """``(i, p)``: the row of the two-card hand ``c1, c2`` (-1 when the shoe cannot deal it) and
+    the probability that it is dealt (in either order) from the base shoe."""
+    i = _find(ctx.skeys, ctx.perm, (1 << (KEY_BITS * c1)) + (1 << (KEY_BITS * c2)))
+    if i < 0:
+        return i, 0.0
+    base = ctx.base
+    n0 = ctx.n0
+    if ctx.finite:
+        prob = base[c1] / n0 * (base[c2] - (1.0 if c1 == c2 else 0.0)) / (n0 - 1.0)
+    else:
+        prob = base[c1] / n0 * base[c2] / n0
+    if c1 != c2:
+        prob *= 2.0
+    return i, prob
+
+
+@njit(cache=True)
 def hand_weights(base, n0, finite, counts, ncards):
     """Probability that a hand's first cards are exactly each multiset (in any order)."""
     k = counts.shape[0]
@@ -236,178 +379,154 @@ def hand_weights(base, n0, finite, counts, ncards):
     return out
 
 
-@njit(cache=True)
-def _ensure(i, done, dists, child, drawn, size, scratch, base, n0, finite, counts, ncards):
-    if not done[i]:
-        d = _dealer_for(child, drawn, size, scratch, base, n0, finite, counts[i], ncards[i])
-        for k in range(7):
-            dists[i, k] = d[k]
-        done[i] = True
+# -- the strategy tables ---------------------------------------------------------------------
 
 
 @njit(cache=True)
-def _hit_sum(i, values, base, n0, finite, up, counts, hard, ncards, skeys, perm, keys, peek):
-    """Value of drawing one card to hand ``i`` and continuing with ``values`` (bust: -1)."""
-    out = 0.0
-    denom = n0 - ncards[i] * finite
-    rem = counts[i].copy()
-    for r in range(10):
-        cnt = base[r] - rem[r] * finite
-        if cnt <= 0.0:
-            continue
-        if hard[i] + r + 1 > 21:
-            rem[r] += 1
-            v = _bust_value(base, n0, finite, up, rem, ncards[i] + 1, 1.0, peek)
-            rem[r] -= 1
+def _hits(tab, up, total, soft):
+    """The hit/stand table says hit (never on 21)."""
+    return total < 21 and (tab.hit_soft[up, total] if soft else tab.hit_hard[up, total]) == 1
+
+
+@njit(cache=True)
+def _first_code(tab, up, total, soft):
+    """The first-decision code of a two-card total: 0 the table, 1 double, 2 surrender."""
+    return tab.first_soft[up, total] if soft else tab.first_hard[up, total]
+
+
+# -- what a hand is worth, in each measure ---------------------------------------------------
+
+
+@njit(cache=True)
+def _stand_leaf(ctx, measure, j, bet, peek, out):
+    """Hand ``j`` stands with ``bet`` units. Without a hole card and with the full-amount
+    reading (``peek`` -1) a dealer Blackjack takes a double's extra unit too (A-29)."""
+    if measure == BUST_PROB:
+        out[0] = 0.0
+        return
+    d = _dist(ctx, j)
+    if measure == EZ:
+        out[0] = d[BUST]
+        out[1] = 1.0 - d[BUST]
+        out[2] = 0.0
+        return
+    v = bet * _stand_from_dist(d, _total(ctx.hard[j], ctx.ace[j]))
+    if peek < 0 and bet > 1.0:
+        v -= 1.0 - _pnb(ctx, j, -1)
+    out[0] = v
+
+
+@njit(cache=True)
+def _bust_leaf(ctx, measure, i, r, bet, peek, push_all, out):
+    """Hand ``i`` busts by card ``r`` with ``bet`` units. Without the peek a busted double stays
+    lost against a dealer Blackjack (A-10's reading): its extra units are charged here. EZ Bust
+    stays live after a bust (A-23) unless the push-all option applies (633b.16(g))."""
+    if measure == BUST_PROB:
+        out[0] = 1.0
+        return
+    if measure == EZ:
+        if push_all:
+            out[0] = 0.0
+            out[1] = 0.0
+            out[2] = 1.0
         else:
-            v = values[_find(skeys, perm, keys[i] + (1 << (KEY_BITS * r)))]
-        out += cnt / denom * v
-    return out
+            d = _dealer(ctx, i, r)
+            out[0] = d[BUST]
+            out[1] = 1.0 - d[BUST]
+            out[2] = 0.0
+        return
+    pnb = _pnb(ctx, i, r)
+    v = -bet * pnb
+    if peek <= 0 and bet > 1.0:
+        v -= (bet - 1.0) * (1.0 - pnb)
+    out[0] = v
 
 
 @njit(cache=True)
-def _double_sum(
-    i,
-    done,
-    dists,
-    child,
-    drawn,
-    size,
-    scratch,
-    base,
-    n0,
-    finite,
-    up,
-    counts,
-    hard,
-    ace,
-    ncards,
-    skeys,
-    perm,
-    keys,
-    peek,
-):
-    out = 0.0
-    denom = n0 - ncards[i] * finite
-    rem = counts[i].copy()
+def _surrender_leaf(ctx, measure, i, out):
+    """Hand ``i`` surrenders (half the wager back unless the dealer has a Blackjack); EZ Bust
+    stays live (A-23)."""
+    if measure == VALUE:
+        out[0] = -0.5 * _pnb(ctx, i, -1)
+    elif measure == EZ:
+        _stand_leaf(ctx, EZ, i, 1.0, 1, out)
+    else:
+        out[0] = 0.0
+
+
+@njit(cache=True)
+def _draw(ctx, measure, i, final, bet, peek, push_all, values, out):
+    """One card to hand ``i`` (``bet`` units), then ``values`` of the hand it makes, or, when
+    ``final`` (a double), stand: ``out`` = the sum over the cards of P(card) x the result."""
+    width = out.shape[0]
+    leaf = np.empty(width)
+    for q in range(width):
+        out[q] = 0.0
     for r in range(10):
-        cnt = base[r] - rem[r] * finite
-        if cnt <= 0.0:
+        p, j = _next(ctx, i, r)
+        if p == 0.0:
             continue
-        if hard[i] + r + 1 > 21:
-            rem[r] += 1
-            v = _bust_value(base, n0, finite, up, rem, ncards[i] + 1, 2.0, peek)
-            rem[r] -= 1
+        if j < 0:
+            _bust_leaf(ctx, measure, i, r, bet, peek, push_all, leaf)
+        elif final:
+            _stand_leaf(ctx, measure, j, bet, peek, leaf)
         else:
-            j = _find(skeys, perm, keys[i] + (1 << (KEY_BITS * r)))
-            _ensure(j, done, dists, child, drawn, size, scratch, base, n0, finite, counts, ncards)
-            v = 2.0 * _stand_from_dist(dists[j], _total(hard[j], ace[j]))
-            if peek < 0:
-                # no hole card, full amount: a dealer Blackjack takes the double too (A-29)
-                v -= 1.0 - _pnb(base, n0, finite, up, counts[j], ncards[j])
-        out += cnt / denom * v
-    return out
+            for q in range(width):
+                leaf[q] = values[j, q]
+        for q in range(width):
+            out[q] += p * leaf[q]
 
 
 @njit(cache=True)
-def table_values(
-    child,
-    drawn,
-    size,
-    scratch,
-    base,
-    n0,
-    finite,
-    up,
-    peek,
-    hit_hard,
-    hit_soft,
-    counts,
-    hard,
-    ace,
-    ncards,
-    keys,
-    skeys,
-    perm,
-    done,
-    dists,
-):
-    """Value of every hand of the context played by the hit/stand table."""
-    k = counts.shape[0]
-    values = np.zeros(k)
-    order = np.argsort(-hard)
-    for oi in range(k):
+def _walk(ctx, tab, measure, peek, push_all, values):
+    """``values[i]``: every hand of the context played to its end by the hit/stand table."""
+    order = np.argsort(-ctx.hard)
+    for oi in range(order.shape[0]):
         i = order[oi]
-        total = _total(hard[i], ace[i])
-        soft = _is_soft(hard[i], ace[i])
-        hit = total < 21 and (hit_soft[up, total] if soft else hit_hard[up, total]) == 1
-        if hit:
-            values[i] = _hit_sum(
-                i, values, base, n0, finite, up, counts, hard, ncards, skeys, perm, keys, peek
-            )
+        total = _total(ctx.hard[i], ctx.ace[i])
+        if _hits(tab, ctx.up, total, _is_soft(ctx.hard[i], ctx.ace[i])):
+            _draw(ctx, measure, i, False, 1.0, peek, push_all, values, values[i])
         else:
-            _ensure(i, done, dists, child, drawn, size, scratch, base, n0, finite, counts, ncards)
-            values[i] = _stand_from_dist(dists[i], total)
+            _stand_leaf(ctx, measure, i, 1.0, peek, values[i])
+
+
+@njit(cache=True)
+def _walked(ctx, tab, measure, peek, push_all):
+    values = np.zeros((ctx.counts.shape[0], WIDTH[measure]))
+    _walk(ctx, tab, measure, peek, push_all, values)
     return values
 
 
 @njit(cache=True)
-def _first_value(
-    i,
-    may_double,
-    may_surrender,
-    values,
-    dbl_mask,
-    first_hard,
-    first_soft,
-    done,
-    dists,
-    child,
-    drawn,
-    size,
-    scratch,
-    base,
-    n0,
-    finite,
-    up,
-    counts,
-    hard,
-    ace,
-    ncards,
-    skeys,
-    perm,
-    keys,
-    peek,
-):
-    """Value of two-card hand ``i`` by the first-decision table (without the split option)."""
-    total = _total(hard[i], ace[i])
-    soft = _is_soft(hard[i], ace[i])
-    code = first_soft[up, total] if soft else first_hard[up, total]
-    if code == 1 and may_double and total < 21 and dbl_mask[total] == 1:
-        return _double_sum(
-            i,
-            done,
-            dists,
-            child,
-            drawn,
-            size,
-            scratch,
-            base,
-            n0,
-            finite,
-            up,
-            counts,
-            hard,
-            ace,
-            ncards,
-            skeys,
-            perm,
-            keys,
-            peek,
-        )
-    if code == 2 and may_surrender:
-        return -0.5 * _pnb(base, n0, finite, up, counts[i], ncards[i])
-    return values[i]
+def _first_outcome(ctx, tab, measure, i, may_double, may_surrender, peek, push_all, values, out):
+    """Two-card hand ``i`` by the first-decision table (without the split option): a double,
+    a surrender, or ``values[i]`` (the hit/stand table)."""
+    total = _total(ctx.hard[i], ctx.ace[i])
+    code = _first_code(tab, ctx.up, total, _is_soft(ctx.hard[i], ctx.ace[i]))
+    if code == 1 and may_double and total < 21 and tab.dbl_mask[total] == 1:
+        _draw(ctx, measure, i, True, 2.0, peek, push_all, values, out)
+    elif code == 2 and may_surrender:
+        _surrender_leaf(ctx, measure, i, out)
+    else:
+        for q in range(out.shape[0]):
+            out[q] = values[i, q]
+
+
+@njit(cache=True)
+def _first_value(ctx, tab, i, may_double, may_surrender, peek, values):
+    out = np.empty(1)
+    _first_outcome(ctx, tab, VALUE, i, may_double, may_surrender, peek, False, values, out)
+    return out[0]
+
+
+@njit(cache=True)
+def _double_value(ctx, i, peek):
+    out = np.empty(1)
+    _draw(ctx, VALUE, i, True, 2.0, peek, False, out.reshape((1, 1)), out)
+    return out[0]
+
+
+# -- splits ----------------------------------------------------------------------------------
 
 
 @njit(cache=True)
@@ -448,122 +567,37 @@ def split_hand_counts(p0, base_c, n_after, finite, max_hands, may_resplit):
 
 
 @njit(cache=True)
-def split_value(
-    child,
-    drawn,
-    size,
-    scratch,
-    base,
-    n0,
-    finite,
-    up,
-    rules,
-    dbl_mask,
-    hit_hard,
-    hit_soft,
-    first_hard,
-    first_soft,
-    c,
-):
-    """Value of splitting a pair of class ``c`` (per original unit) with resplits up to the
-    configured number of hands, and the probability that one split hand busts. Each split hand
-    is played from the shoe without the up card and both pair cards; cards drawn to the other
-    split hands are not removed (the split approximation)."""
+def split_value(ctx, tab, c):
+    """Splitting a pair of class ``c``: the value per original unit with resplits up to the
+    configured number of hands, the probability that one split hand busts, and the expected
+    number of hands. Each split hand is played from the shoe without the up card and both pair
+    cards; cards drawn to the other split hands are not removed (the split approximation)."""
+    rules = tab.rules
     peek = peek_mode(rules, True)
-    base2 = base.copy()
-    if finite:
-        base2[c] -= 1.0
-    n2 = n0 - finite
-    counts, hard, ace, ncards, keys, skeys, perm = enumerate_hands(base2, finite, c)
-    k = counts.shape[0]
-    done = np.zeros(k, dtype=np.bool_)
-    dists = np.zeros((k, 7))
-    values = table_values(
-        child,
-        drawn,
-        size,
-        scratch,
-        base2,
-        n2,
-        finite,
-        up,
-        peek,
-        hit_hard,
-        hit_soft,
-        counts,
-        hard,
-        ace,
-        ncards,
-        keys,
-        skeys,
-        perm,
-        done,
-        dists,
-    )
+    sc = split_context(ctx, c)
+    values = _walked(sc, tab, VALUE, peek, False)
     aces = c == 0
     one_card = aces and rules[R_HIT_SPLIT_ACES] == 0.0
     das = rules[R_DAS] != 0.0 and not one_card
+    busts = values if one_card else _walked(sc, tab, BUST_PROB, peek, False)
     hand_values = np.zeros(10)
     hand_bust = np.zeros(10)
-    denom = n2 - finite  # the split card itself is in the hand
-    base_key = 1 << (KEY_BITS * c)
+    out = np.empty(1)
+    base2 = sc.base
+    finite = sc.finite
+    denom = sc.n0 - finite  # the split card itself is in the hand
     for d in range(10):
         cnt = base2[d] - (1 if d == c else 0) * finite
         if cnt <= 0.0:
             continue
-        i = _find(skeys, perm, base_key + (1 << (KEY_BITS * d)))
-        total = _total(hard[i], ace[i])
+        i = _find(sc.skeys, sc.perm, (1 << (KEY_BITS * c)) + (1 << (KEY_BITS * d)))
         if one_card:
-            _ensure(i, done, dists, child, drawn, size, scratch, base2, n2, finite, counts, ncards)
-            hand_values[d] = _stand_from_dist(dists[i], total)
+            _stand_leaf(sc, VALUE, i, 1.0, peek, out)
+            hand_values[d] = out[0]
         else:
-            hand_values[d] = _first_value(
-                i,
-                das,
-                False,
-                values,
-                dbl_mask,
-                first_hard,
-                first_soft,
-                done,
-                dists,
-                child,
-                drawn,
-                size,
-                scratch,
-                base2,
-                n2,
-                finite,
-                up,
-                counts,
-                hard,
-                ace,
-                ncards,
-                skeys,
-                perm,
-                keys,
-                peek,
-            )
-            hand_bust[d] = _bust_probability(
-                i,
-                das,
-                dbl_mask,
-                first_hard,
-                first_soft,
-                hit_hard,
-                hit_soft,
-                base2,
-                n2,
-                finite,
-                up,
-                counts,
-                hard,
-                ace,
-                ncards,
-                keys,
-                skeys,
-                perm,
-            )
+            hand_values[d] = _first_value(sc, tab, i, das, False, peek, values)
+            _first_outcome(sc, tab, BUST_PROB, i, das, False, peek, False, busts, out)
+            hand_bust[d] = out[0]
     p_c = (base2[c] - finite) / denom
     ex = 0.0
     bx = 0.0
@@ -584,9 +618,8 @@ def split_value(
     hands = nx + ncc
     if peek <= 0:
         # no hole card: the caller charges the original wager against a dealer Blackjack
-        pair = np.zeros(10)
-        pair[c] = 2.0
-        p_bj = 1.0 - _pnb(base, n0, finite, up, pair, 2)
+        p_bj = 1.0 - _no_blackjack(ctx.base, ctx.n0, ctx.finite, ctx.up, 2.0 * (c == 0),
+                                   2.0 * (c == 9), 2)  # fmt: skip
         if peek < 0:
             # every split wager is lost (A-29)
             value -= (hands - 1.0) * p_bj
@@ -600,100 +633,32 @@ def split_value(
     return value, bust_one, hands
 
 
-@njit(cache=True)
-def _bust_probability(
-    i,
-    may_double,
-    dbl_mask,
-    first_hard,
-    first_soft,
-    hit_hard,
-    hit_soft,
-    base,
-    n0,
-    finite,
-    up,
-    counts,
-    hard,
-    ace,
-    ncards,
-    keys,
-    skeys,
-    perm,
-):
-    """Probability that two-card hand ``i`` busts when played by the tables."""
-    total = _total(hard[i], ace[i])
-    soft = _is_soft(hard[i], ace[i])
-    code = first_soft[up, total] if soft else first_hard[up, total]
-    k = counts.shape[0]
-    busts = np.zeros(k)
-    order = np.argsort(-hard)
-    for oi in range(k):
-        j = order[oi]
-        t = _total(hard[j], ace[j])
-        s = _is_soft(hard[j], ace[j])
-        if t < 21 and (hit_soft[up, t] if s else hit_hard[up, t]) == 1:
-            denom = n0 - ncards[j] * finite
-            acc = 0.0
-            for r in range(10):
-                cnt = base[r] - counts[j, r] * finite
-                if cnt <= 0.0:
-                    continue
-                if hard[j] + r + 1 > 21:
-                    acc += cnt / denom
-                else:
-                    acc += cnt / denom * busts[_find(skeys, perm, keys[j] + (1 << (KEY_BITS * r)))]
-            busts[j] = acc
-    if code == 1 and may_double and total < 21 and dbl_mask[total] == 1:
-        denom = n0 - ncards[i] * finite
-        acc = 0.0
-        for r in range(10):
-            cnt = base[r] - counts[i, r] * finite
-            if cnt > 0.0 and hard[i] + r + 1 > 21:
-                acc += cnt / denom
-        return acc
-    return busts[i]
+# -- one up card: the strategy, then every two-card hand -------------------------------------
 
 
 @njit(cache=True)
-def generate_tables(
-    child,
-    drawn,
-    size,
-    scratch,
-    base,
-    n0,
-    finite,
-    up,
-    rules,
-    dbl_mask,
-    hit_hard,
-    hit_soft,
-    first_hard,
-    first_soft,
-    split_table,
-):
+def _decide(ctx, tab, splits):
     """Fill row ``up`` of the total-dependent tables: hit/stand by class (hard 21..11, soft
     21..12, hard 10..4, so every successor class is decided first), then the first decision
-    (double, surrender) of two-card hands, then the splits. Each class decision maximises the
-    sum of the values over the class's hands weighted by their probability of being dealt."""
+    (double, surrender) of two-card hands, then the splits (their results into ``splits``).
+    Each class decision maximises the sum of the values over the class's hands weighted by
+    their probability of being dealt. Returns the hands' values under the decided table."""
+    up = ctx.up
+    rules = tab.rules
     peek = peek_mode(rules, False)
-    counts, hard, ace, ncards, keys, skeys, perm = enumerate_hands(base, finite, -1)
-    k = counts.shape[0]
-    weights = hand_weights(base, n0, finite, counts, ncards)
-    done = np.zeros(k, dtype=np.bool_)
-    dists = np.zeros((k, 7))
+    k = ctx.counts.shape[0]
+    weights = hand_weights(ctx.base, ctx.n0, ctx.finite, ctx.counts, ctx.ncards)
     stand = np.empty(k)
     pnb = np.empty(k)
     totals = np.empty(k, dtype=np.int64)
     softs = np.empty(k, dtype=np.bool_)
     for i in range(k):
-        _ensure(i, done, dists, child, drawn, size, scratch, base, n0, finite, counts, ncards)
-        totals[i] = _total(hard[i], ace[i])
-        softs[i] = _is_soft(hard[i], ace[i])
-        stand[i] = _stand_from_dist(dists[i], totals[i])
-        pnb[i] = _pnb(base, n0, finite, up, counts[i], ncards[i])
-    values = stand.copy()
+        totals[i] = _total(ctx.hard[i], ctx.ace[i])
+        softs[i] = _is_soft(ctx.hard[i], ctx.ace[i])
+        stand[i] = _stand_from_dist(_dist(ctx, i), totals[i])
+        pnb[i] = _pnb(ctx, i, -1)
+    values = np.empty((k, 1))
+    values[:, 0] = stand
     class_total = np.empty(28, dtype=np.int64)
     class_soft = np.empty(28, dtype=np.bool_)
     j = 0
@@ -710,6 +675,7 @@ def generate_tables(
         class_soft[j] = False
         j += 1
     hits = np.zeros(k)
+    hit = np.empty(1)
     for ci in range(j):
         t = class_total[ci]
         soft = class_soft[ci]
@@ -719,19 +685,18 @@ def generate_tables(
             if totals[i] != t or softs[i] != soft:
                 continue
             members += 1
-            hits[i] = _hit_sum(
-                i, values, base, n0, finite, up, counts, hard, ncards, skeys, perm, keys, peek
-            )
+            _draw(ctx, VALUE, i, False, 1.0, peek, False, values, hit)
+            hits[i] = hit[0]
             gain += weights[i] * (hits[i] - stand[i])
         decide_hit = t < 21 and members > 0 and gain > 0.0
         if soft:
-            hit_soft[up, t] = 1 if decide_hit else 0
+            tab.hit_soft[up, t] = 1 if decide_hit else 0
         else:
-            hit_hard[up, t] = 1 if decide_hit else 0
+            tab.hit_hard[up, t] = 1 if decide_hit else 0
         if decide_hit:
             for i in range(k):
                 if totals[i] == t and softs[i] == soft:
-                    values[i] = hits[i]
+                    values[i, 0] = hits[i]
     may_surrender = rules[R_LS] != 0.0
     for t in range(4, 22):
         for soft_i in range(2):
@@ -741,335 +706,114 @@ def generate_tables(
             sum_r = 0.0
             members = 0
             for i in range(k):
-                if ncards[i] != 2 or totals[i] != t or softs[i] != soft:
+                if ctx.ncards[i] != 2 or totals[i] != t or softs[i] != soft:
                     continue
                 if t == 21 and soft:
                     continue  # Blackjack: no decision
                 members += 1
-                sum_hs += weights[i] * values[i]
-                sum_d += weights[i] * _double_sum(
-                    i,
-                    done,
-                    dists,
-                    child,
-                    drawn,
-                    size,
-                    scratch,
-                    base,
-                    n0,
-                    finite,
-                    up,
-                    counts,
-                    hard,
-                    ace,
-                    ncards,
-                    skeys,
-                    perm,
-                    keys,
-                    peek,
-                )
+                sum_hs += weights[i] * values[i, 0]
+                sum_d += weights[i] * _double_value(ctx, i, peek)
                 sum_r += weights[i] * (-0.5 * pnb[i])
             code = 0
             best = sum_hs
-            if members > 0 and dbl_mask[t] == 1 and t < 21 and sum_d > best:
+            if members > 0 and tab.dbl_mask[t] == 1 and t < 21 and sum_d > best:
                 code = 1
                 best = sum_d
             if members > 0 and may_surrender and sum_r > best:
                 code = 2
             if soft:
-                first_soft[up, t] = code
+                tab.first_soft[up, t] = code
             else:
-                first_hard[up, t] = code
+                tab.first_hard[up, t] = code
     for c in range(10):
-        if (finite and base[c] < 2.0) or rules[R_SPLIT_ALLOWED] == 0.0:
-            split_table[up, c] = 0
+        if (ctx.finite and ctx.base[c] < 2.0) or rules[R_SPLIT_ALLOWED] == 0.0:
+            tab.split[up, c] = 0
             continue
-        i = _find(skeys, perm, 2 << (KEY_BITS * c))
-        plain = _first_value(
-            i,
-            True,
-            may_surrender,
-            values,
-            dbl_mask,
-            first_hard,
-            first_soft,
-            done,
-            dists,
-            child,
-            drawn,
-            size,
-            scratch,
-            base,
-            n0,
-            finite,
-            up,
-            counts,
-            hard,
-            ace,
-            ncards,
-            skeys,
-            perm,
-            keys,
-            peek,
-        )
-        sv, _, _ = split_value(
-            child,
-            drawn,
-            size,
-            scratch,
-            base,
-            n0,
-            finite,
-            up,
-            rules,
-            dbl_mask,
-            hit_hard,
-            hit_soft,
-            first_hard,
-            first_soft,
-            c,
-        )
-        split_table[up, c] = 1 if sv > plain else 0
+        i = _find(ctx.skeys, ctx.perm, 2 << (KEY_BITS * c))
+        plain = _first_value(ctx, tab, i, True, may_surrender, peek, values)
+        sv, one, hands = split_value(ctx, tab, c)
+        splits[c, S_VALUE] = sv
+        splits[c, S_BUST] = one
+        splits[c, S_HANDS] = hands
+        tab.split[up, c] = 1 if sv > plain else 0
+    return values
 
 
 @njit(cache=True)
-def two_card_values(
-    child,
-    drawn,
-    size,
-    scratch,
-    base,
-    n0,
-    finite,
-    up,
-    rules,
-    dbl_mask,
-    hit_hard,
-    hit_soft,
-    first_hard,
-    first_soft,
-    split_table,
-):
-    """For each two-card hand (c1 <= c2) against ``up``: the probability of the deal (given the
+def analyse_up(child, drawn, size, scratch, base, n0, finite, up, rules, dbl_mask, hit_hard,
+               hit_soft, first_hard, first_soft, split_table, splits):  # fmt: skip
+    """Decide row ``up`` of the tables (:func:`_decide`, split results into ``splits[c]``), then,
+    for each two-card hand (c1 <= c2) against ``up``: the probability of the deal (given the
     up card), the probability of no dealer Blackjack, and the unnormalised values of stand, hit
     (then the table), double, split, surrender and the table's play, and the return term (the
     play less the original wager lost to a dealer Blackjack; a player Blackjack's payout)."""
+    tab = Tables(rules, dbl_mask, hit_hard, hit_soft, first_hard, first_soft, split_table)
+    ctx = make_context(child, drawn, size, scratch, base, n0, finite, up, -1)
+    values = _decide(ctx, tab, splits)
     peek = peek_mode(rules, False)
-    counts, hard, ace, ncards, keys, skeys, perm = enumerate_hands(base, finite, -1)
-    k = counts.shape[0]
-    done = np.zeros(k, dtype=np.bool_)
-    dists = np.zeros((k, 7))
-    values = table_values(
-        child,
-        drawn,
-        size,
-        scratch,
-        base,
-        n0,
-        finite,
-        up,
-        peek,
-        hit_hard,
-        hit_soft,
-        counts,
-        hard,
-        ace,
-        ncards,
-        keys,
-        skeys,
-        perm,
-        done,
-        dists,
-    )
     out = np.full((10, 10, 9), np.nan)
     may_surrender = rules[R_LS] != 0.0
     bj_pays = rules[R_BJ_PAYS]
+    hit = np.empty(1)
     for c1 in range(10):
         for c2 in range(c1, 10):
-            key = (1 << (KEY_BITS * c1)) + (1 << (KEY_BITS * c2))
-            i = _find(skeys, perm, key)
+            i, prob = _two_cards(ctx, c1, c2)
             if i < 0:
                 continue
-            if finite:
-                prob = base[c1] / n0 * (base[c2] - (1.0 if c1 == c2 else 0.0)) / (n0 - 1.0)
-            else:
-                prob = base[c1] / n0 * base[c2] / n0
-            if c1 != c2:
-                prob *= 2.0
-            pnb = _pnb(base, n0, finite, up, counts[i], 2)
+            pnb = _pnb(ctx, i, -1)
             row = out[c1, c2]
             row[V_PROB] = prob
             row[V_PNB] = pnb
             if c1 == 0 and c2 == 9:
                 row[V_RETURN] = bj_pays * pnb
                 continue
-            total = _total(hard[i], ace[i])
-            _ensure(i, done, dists, child, drawn, size, scratch, base, n0, finite, counts, ncards)
-            row[V_STAND] = _stand_from_dist(dists[i], total)
-            row[V_HIT] = _hit_sum(
-                i, values, base, n0, finite, up, counts, hard, ncards, skeys, perm, keys, peek
-            )
+            total = _total(ctx.hard[i], ctx.ace[i])
+            row[V_STAND] = _stand_from_dist(_dist(ctx, i), total)
+            _draw(ctx, VALUE, i, False, 1.0, peek, False, values, hit)
+            row[V_HIT] = hit[0]
             if dbl_mask[total] == 1:
-                row[V_DOUBLE] = _double_sum(
-                    i,
-                    done,
-                    dists,
-                    child,
-                    drawn,
-                    size,
-                    scratch,
-                    base,
-                    n0,
-                    finite,
-                    up,
-                    counts,
-                    hard,
-                    ace,
-                    ncards,
-                    skeys,
-                    perm,
-                    keys,
-                    peek,
-                )
+                row[V_DOUBLE] = _double_value(ctx, i, peek)
             if c1 == c2 and rules[R_SPLIT_ALLOWED] != 0.0:
-                sv, _, _ = split_value(
-                    child,
-                    drawn,
-                    size,
-                    scratch,
-                    base,
-                    n0,
-                    finite,
-                    up,
-                    rules,
-                    dbl_mask,
-                    hit_hard,
-                    hit_soft,
-                    first_hard,
-                    first_soft,
-                    c1,
-                )
-                row[V_SPLIT] = sv
+                row[V_SPLIT] = splits[c1, S_VALUE]
             if may_surrender:
                 row[V_SURRENDER] = -0.5 * pnb
             if c1 == c2 and split_table[up, c1] == 1:
                 play = row[V_SPLIT]
             else:
-                play = _first_value(
-                    i,
-                    True,
-                    may_surrender,
-                    values,
-                    dbl_mask,
-                    first_hard,
-                    first_soft,
-                    done,
-                    dists,
-                    child,
-                    drawn,
-                    size,
-                    scratch,
-                    base,
-                    n0,
-                    finite,
-                    up,
-                    counts,
-                    hard,
-                    ace,
-                    ncards,
-                    skeys,
-                    perm,
-                    keys,
-                    peek,
-                )
+                play = _first_value(ctx, tab, i, True, may_surrender, peek, values)
             row[V_PLAY] = play
             row[V_RETURN] = play - (1.0 - pnb)
     return out
 
 
+# -- EZ Bust (633b.16) -----------------------------------------------------------------------
+
+
 @njit(cache=True)
-def ez_bust_value(
-    child,
-    drawn,
-    size,
-    scratch,
-    base,
-    n0,
-    finite,
-    up,
-    rules,
-    dbl_mask,
-    hit_hard,
-    hit_soft,
-    first_hard,
-    first_soft,
-    split_table,
-    push_all,
-):
+def ez_bust_value(child, drawn, size, scratch, base, n0, finite, up, rules, dbl_mask, hit_hard,
+                  hit_soft, first_hard, first_soft, split_table, splits, push_all):  # fmt: skip
     """EZ Bust against up card ``up`` (2-6) on a single-player table: the probabilities of a
-    win, a loss and a push per wager placed, and the expected number of wagers per round. The player plays the tables; the dealer's bust probability is exact
-    for the player's final cards (for a split, for the pair). With ``push_all`` (633b.16(g)) the
-    wager pushes when the player's hand is a Blackjack or busted (for a split: when both split
-    hands bust, taken as independent)."""
-    counts, hard, ace, ncards, keys, skeys, perm = enumerate_hands(base, finite, -1)
-    k = counts.shape[0]
-    done = np.zeros(k, dtype=np.bool_)
-    dists = np.zeros((k, 7))
-    ez = np.zeros((k, 3))  # win, lose, push under the hit/stand table
-    order = np.argsort(-hard)
-    leaf = np.zeros(3)
-    for oi in range(k):
-        i = order[oi]
-        total = _total(hard[i], ace[i])
-        soft = _is_soft(hard[i], ace[i])
-        hit = total < 21 and (hit_soft[up, total] if soft else hit_hard[up, total]) == 1
-        if not hit:
-            _ensure(i, done, dists, child, drawn, size, scratch, base, n0, finite, counts, ncards)
-            ez[i, 0] = dists[i, BUST]
-            ez[i, 1] = 1.0 - dists[i, BUST]
-            continue
-        _ez_draw(
-            i,
-            False,
-            ez,
-            leaf,
-            child,
-            drawn,
-            size,
-            scratch,
-            base,
-            n0,
-            finite,
-            counts,
-            hard,
-            ncards,
-            keys,
-            skeys,
-            perm,
-            push_all,
-        )
-        for q in range(3):
-            ez[i, q] = leaf[q]
+    win, a loss and a push per wager placed, and the expected number of wagers per round. The
+    player plays the tables; the dealer's bust probability is exact for the player's final
+    cards (for a split, for the pair: ``splits`` from :func:`analyse_up`). With ``push_all``
+    (633b.16(g)) the wager pushes when the player's hand is a Blackjack or busted (for a split:
+    when both split hands bust, taken as independent)."""
+    tab = Tables(rules, dbl_mask, hit_hard, hit_soft, first_hard, first_soft, split_table)
+    ctx = make_context(child, drawn, size, scratch, base, n0, finite, up, -1)
+    peek = peek_mode(rules, False)
+    ez = _walked(ctx, tab, EZ, peek, push_all)  # win, lose, push under the hit/stand table
+    may_surrender = rules[R_LS] != 0.0
     win = 0.0
     lose = 0.0
     push = 0.0
     wagers = 1.0
+    leaf = np.empty(3)
     for c1 in range(10):
         for c2 in range(c1, 10):
-            i = _find(skeys, perm, (1 << (KEY_BITS * c1)) + (1 << (KEY_BITS * c2)))
+            i, prob = _two_cards(ctx, c1, c2)
             if i < 0:
                 continue
-            if finite:
-                prob = base[c1] / n0 * (base[c2] - (1.0 if c1 == c2 else 0.0)) / (n0 - 1.0)
-            else:
-                prob = base[c1] / n0 * base[c2] / n0
-            if c1 != c2:
-                prob *= 2.0
-            _ensure(i, done, dists, child, drawn, size, scratch, base, n0, finite, counts, ncards)
-            pb = dists[i, BUST]
-            total = _total(hard[i], ace[i])
-            soft = _is_soft(hard[i], ace[i])
-            code = first_soft[up, total] if soft else first_hard[up, total]
+            pb = _dist(ctx, i)[BUST]
             if c1 == 0 and c2 == 9:
                 if push_all:
                     push += prob
@@ -1077,113 +821,168 @@ def ez_bust_value(
                     win += prob * pb
                     lose += prob * (1.0 - pb)
             elif c1 == c2 and split_table[up, c1] == 1:
-                _, one, hands = split_value(
-                    child,
-                    drawn,
-                    size,
-                    scratch,
-                    base,
-                    n0,
-                    finite,
-                    up,
-                    rules,
-                    dbl_mask,
-                    hit_hard,
-                    hit_soft,
-                    first_hard,
-                    first_soft,
-                    c1,
-                )
+                one = splits[c1, S_BUST]
                 both = one * one if push_all else 0.0
                 # the player places one more EZ Bust wager at the decision after each split
                 # (none after split aces that take one card each): weight by the wagers
-                weight = 1.0 if c1 == 0 and rules[R_HIT_SPLIT_ACES] == 0.0 else hands
+                weight = 1.0 if c1 == 0 and rules[R_HIT_SPLIT_ACES] == 0.0 else splits[c1, S_HANDS]
                 wagers += prob * (weight - 1.0)
                 prob *= weight
                 win += prob * (1.0 - both) * pb
                 lose += prob * (1.0 - both) * (1.0 - pb)
                 push += prob * both
-            elif code == 1 and total < 21 and dbl_mask[total] == 1:
-                _ez_draw(
-                    i,
-                    True,
-                    ez,
-                    leaf,
-                    child,
-                    drawn,
-                    size,
-                    scratch,
-                    base,
-                    n0,
-                    finite,
-                    counts,
-                    hard,
-                    ncards,
-                    keys,
-                    skeys,
-                    perm,
-                    push_all,
-                )
+            else:
+                _first_outcome(ctx, tab, EZ, i, True, may_surrender, peek, push_all, ez, leaf)
                 win += prob * leaf[0]
                 lose += prob * leaf[1]
                 push += prob * leaf[2]
-            elif code == 2 and rules[R_LS] != 0.0:
-                win += prob * pb
-                lose += prob * (1.0 - pb)
-            else:
-                win += prob * ez[i, 0]
-                lose += prob * ez[i, 1]
-                push += prob * ez[i, 2]
     return win / wagers, lose / wagers, push / wagers, wagers
 
 
+# -- the Buzzer Beater (PA 633c.5(m), (u), (v)(3)): the joint distribution of the final hands ---
+#
+# Rows of the joint table: the player's final hand ``<=18``, ``19``, ``20``, ``21`` (more than two
+# cards, or a split hand), ``blackjack``; columns: the dealer's ``17`` … ``21``, ``blackjack``,
+# ``bust`` (:data:`tablejack.lab.model.DEALER_OUTCOMES`). A busted player hand is counted apart.
+# The dealer's probabilities are exact for the player's final cards (for a split, for the first
+# hand's cards: the split approximation). The probability of reaching each hand is carried
+# *forward* from the two-card deal (the values above are carried backward).
+
+ROW_LOW = 0
+ROW_BLACKJACK = 4
+
+
 @njit(cache=True)
-def _ez_draw(
-    i,
-    final,
-    ez,
-    leaf,
-    child,
-    drawn,
-    size,
-    scratch,
-    base,
-    n0,
-    finite,
-    counts,
-    hard,
-    ncards,
-    keys,
-    skeys,
-    perm,
-    push_all,
-):
-    """EZ Bust outcome of drawing one card to hand ``i``: then the table (or stand if
-    ``final``, a double). Written into ``leaf``."""
-    for q in range(3):
-        leaf[q] = 0.0
-    denom = n0 - ncards[i] * finite
-    rem = counts[i].copy()
+def _row(total, two_card_blackjack):
+    if two_card_blackjack:
+        return ROW_BLACKJACK
+    if total >= 19:
+        return total - 18
+    return ROW_LOW
+
+
+@njit(cache=True)
+def _settle_final(ctx, i, mass, joint, row):
+    """Hand ``i`` stands, reached with probability ``mass``."""
+    d = _dist(ctx, i)
+    for o in range(7):
+        if o != BJ:
+            joint[row, o] += mass * d[o]
+
+
+@njit(cache=True)
+def _draw_forward(ctx, i, mass, joint, busted, reach):
+    """One card to hand ``i`` (reached with probability ``mass``): a bust, else the new hand
+    stands (a double, ``reach`` None) or is reached (its mass added to ``reach``)."""
     for r in range(10):
-        cnt = base[r] - rem[r] * finite
-        if cnt <= 0.0:
+        p, j = _next(ctx, i, r)
+        if p == 0.0:
             continue
-        p = cnt / denom
-        if hard[i] + r + 1 > 21:
-            if push_all:
-                leaf[2] += p
-            else:
-                rem[r] += 1
-                d = _dealer_for(child, drawn, size, scratch, base, n0, finite, rem, ncards[i] + 1)
-                rem[r] -= 1
-                leaf[0] += p * d[BUST]
-                leaf[1] += p * (1.0 - d[BUST])
-            continue
-        j = _find(skeys, perm, keys[i] + (1 << (KEY_BITS * r)))
-        if final:
-            d = _dealer_for(child, drawn, size, scratch, base, n0, finite, counts[j], ncards[j])
-            leaf[0] += p * d[BUST]
-            leaf[1] += p * (1.0 - d[BUST])
+        if j < 0:
+            busted[0] += mass * p * _pnb(ctx, i, r)
+        elif reach is None:
+            _settle_final(ctx, j, mass * p, joint, _row(_total(ctx.hard[j], ctx.ace[j]), False))
         else:
-            for q in range(3):
-                leaf[q] += p * ez[j, q]
+            reach[j] += mass * p
+
+
+@njit(cache=True)
+def _propagate(ctx, tab, reach, joint, busted):
+    """Play every hand with mass ``reach`` by the hit/stand table to its end."""
+    order = np.argsort(ctx.hard)
+    for oi in range(order.shape[0]):
+        i = order[oi]
+        mass = reach[i]
+        if mass == 0.0:
+            continue
+        total = _total(ctx.hard[i], ctx.ace[i])
+        if _hits(tab, ctx.up, total, _is_soft(ctx.hard[i], ctx.ace[i])):
+            _draw_forward(ctx, i, mass, joint, busted, reach)
+        else:
+            _settle_final(ctx, i, mass, joint, _row(total, False))
+
+
+@njit(cache=True)
+def _first_forward(ctx, tab, i, mass, may_double, joint, busted, reach):
+    """A two-card hand reached with ``mass``: a double draws one card and stands, else the
+    hand is played on by the table (its mass into ``reach``)."""
+    total = _total(ctx.hard[i], ctx.ace[i])
+    code = _first_code(tab, ctx.up, total, _is_soft(ctx.hard[i], ctx.ace[i]))
+    if code == 1 and may_double and total < 21 and tab.dbl_mask[total] == 1:
+        _draw_forward(ctx, i, mass, joint, busted, None)
+    else:
+        reach[i] += mass
+
+
+@njit(cache=True)
+def _first_hand_of_split(ctx, tab, prob, c, joint, busted):
+    """The first hand of a split pair of class ``c`` (A-6 "first-hand"): its second card is the
+    first card that is not a pair card, unless the resplits are used up (A-4 hand by hand)."""
+    rules = tab.rules
+    sc = split_context(ctx, c)
+    base2 = sc.base
+    finite = sc.finite
+    aces = c == 0
+    one_card = aces and rules[R_HIT_SPLIT_ACES] == 0.0
+    das = rules[R_DAS] != 0.0 and not one_card
+    resplits = 0
+    if (not aces) or rules[R_RSA] != 0.0:
+        resplits = int(rules[R_MAX_HANDS]) - 2
+    avail = base2.copy()
+    if finite:
+        avail[c] -= 1.0
+    n_avail = sc.n0 - finite
+    p_pair = 1.0
+    for kk in range(resplits + 1):
+        if finite:
+            p_pair *= max(avail[c] - kk, 0.0) / (n_avail - kk)
+        else:
+            p_pair *= avail[c] / n_avail
+    others = n_avail - avail[c]
+    reach = np.zeros(sc.counts.shape[0])
+    for d in range(10):
+        if avail[d] <= 0.0:
+            continue
+        w = p_pair if d == c else (1.0 - p_pair) * avail[d] / others
+        if w <= 0.0:
+            continue
+        i = _find(sc.skeys, sc.perm, (1 << (KEY_BITS * c)) + (1 << (KEY_BITS * d)))
+        if one_card:
+            _settle_final(sc, i, prob * w, joint, _row(_total(sc.hard[i], sc.ace[i]), False))
+        else:
+            _first_forward(sc, tab, i, prob * w, das, joint, busted, reach)
+    _propagate(sc, tab, reach, joint, busted)
+
+
+@njit(cache=True)
+def final_hands(child, drawn, size, scratch, base, n0, finite, up, rules, dbl_mask, hit_hard,
+                hit_soft, first_hard, first_soft, split_table, may_surrender):  # fmt: skip
+    """The joint distribution (5 x 7) of the player's final hand and the dealer's final hand
+    against up card ``up`` (a peek game: a dealer Blackjack is found on the two-card hand), and
+    the probabilities of a player bust and of a surrender."""
+    tab = Tables(rules, dbl_mask, hit_hard, hit_soft, first_hard, first_soft, split_table)
+    ctx = make_context(child, drawn, size, scratch, base, n0, finite, up, -1)
+    joint = np.zeros((5, 7))
+    busted = np.zeros(1)
+    surrendered = 0.0
+    reach = np.zeros(ctx.counts.shape[0])
+    for c1 in range(10):
+        for c2 in range(c1, 10):
+            i, prob = _two_cards(ctx, c1, c2)
+            if i < 0 or prob <= 0.0:
+                continue
+            total = _total(ctx.hard[i], ctx.ace[i])
+            blackjack = c1 == 0 and c2 == 9
+            pnb = _pnb(ctx, i, -1)
+            joint[_row(total, blackjack), BJ] += prob * (1.0 - pnb)
+            code = _first_code(tab, up, total, _is_soft(ctx.hard[i], ctx.ace[i]))
+            if blackjack:
+                _settle_final(ctx, i, prob, joint, ROW_BLACKJACK)
+            elif c1 == c2 and rules[R_SPLIT_ALLOWED] != 0.0 and split_table[up, c1] == 1:
+                _first_hand_of_split(ctx, tab, prob, c1, joint, busted)
+            elif code == 2 and may_surrender:
+                surrendered += prob * pnb
+            else:
+                _first_forward(ctx, tab, i, prob, True, joint, busted, reach)
+    _propagate(ctx, tab, reach, joint, busted)
+    return joint, busted[0], surrendered

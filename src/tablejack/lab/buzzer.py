@@ -27,13 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from tablejack.lab import _side_kernels
+from tablejack.lab import _exact_kernels
 from tablejack.lab.exact import _scratch, _up_shoe, analyse, dealer_dag
 from tablejack.lab.model import CARD_LABELS, DEALER_OUTCOMES, AnalysisRules
 
 __all__ = ["PLAYER_ROWS", "buzzer_beater", "joint_final_hands"]
 
-kernels: Any = _side_kernels
+kernels: Any = _exact_kernels
 
 PLAYER_ROWS = ("<=18", "19", "20", "21", "blackjack")
 """Rows of the joint table: the player's final (unbusted) hand."""

@@ -246,6 +246,9 @@ class ExactAnalysis:
     hand_values: np.ndarray
     """(up, c1, c2, 9): probability, no-Blackjack probability, stand, hit, double, split,
     surrender, play, return; values unnormalised (see :mod:`._exact_kernels`)."""
+    split_results: np.ndarray = field(default_factory=lambda: np.full((10, 10, 3), np.nan))
+    """(up, pair, 3): a split's value per original unit, the probability that one split hand
+    busts and the expected number of hands (``_exact_kernels.S_*``); NaN where not split."""
     extras: dict[str, Any] = field(default_factory=dict)
 
     def hand_table(self) -> list[dict[str, Any]]:
@@ -328,23 +331,22 @@ def analyse(rules: AnalysisRules) -> ExactAnalysis:
     up_probability = counts / counts.sum()
     up_return = np.zeros(10)
     hand_values = np.full((10, 10, 10, 9), np.nan)
+    splits = np.full((10, 10, 3), np.nan)
     scratch = _scratch()
     for u in range(10):
         base, n0 = _up_shoe(rules, u)
         child, drawn, size = dealer_dag(u, rules.h17)
-        kernels.generate_tables(
+        values = kernels.analyse_up(
             child, drawn, size, scratch, base, n0, finite, u, vec, mask,
-            hit_hard, hit_soft, first_hard, first_soft, split,
-        )  # fmt: skip
-        values = kernels.two_card_values(
-            child, drawn, size, scratch, base, n0, finite, u, vec, mask,
-            hit_hard, hit_soft, first_hard, first_soft, split,
+            hit_hard, hit_soft, first_hard, first_soft, split, splits[u],
         )  # fmt: skip
         hand_values[u] = values
         up_return[u] = float(np.nansum(values[:, :, 0] * values[:, :, 8]))
     strategy = Strategy(hit_hard, hit_soft, first_hard, first_soft, split)
     house_edge = -float((up_probability * up_return).sum())
-    return ExactAnalysis(rules, strategy, house_edge, up_probability, up_return, hand_values)
+    return ExactAnalysis(
+        rules, strategy, house_edge, up_probability, up_return, hand_values, split_results=splits
+    )
 
 
 # -- side wagers -----------------------------------------------------------------------------
@@ -405,7 +407,7 @@ def ez_bust(rules: AnalysisRules, *, push_all: bool | None = None) -> dict[str, 
         child, drawn, size = dealer_dag(u, rules.h17)
         win, lose, push, wagers = kernels.ez_bust_value(
             child, drawn, size, _scratch(), base, n0, finite, u, vec, mask,
-            *analysis.strategy.arrays(), push_all,
+            *analysis.strategy.arrays(), analysis.split_results[u], push_all,
         )  # fmt: skip
         by_up[CARD_LABELS[u]] = {
             "probability_of_up_card": float(counts[u] / counts.sum()),
