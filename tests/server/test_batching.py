@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tablejack.games.hybrid_rules import HybridRules
+from tablejack.server.compose import make_floor
 from tablejack.server.floor import Floor
 from tablejack.server.table import RefusedError, TableConfig
 from tablejack.store import Store
@@ -17,7 +18,7 @@ from tablejack.store import Store
 
 async def _floor(tmp_path: Path) -> Floor:
     store = await Store.open(str(tmp_path / "batch.db"))
-    floor = Floor(store)
+    floor = make_floor(store)
     for player, credit in (("ann", 100_000), ("bob", 100_000), ("cat", 1500)):
         await floor.add_player(player, credit)
     config = TableConfig(

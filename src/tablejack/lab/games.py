@@ -26,6 +26,7 @@ from tablejack.games import game as engine_game
 from tablejack.games import load_rules
 from tablejack.games.hybrid_rules import BuzzerBeaterEdgeWarning
 from tablejack.lab.model import AnalysisRules
+from tablejack.lab.offers import classic_offered, hybrid_offered, multi_offered, shared_offered
 
 __all__ = ["LAB_GAMES", "LabGame", "UnknownError", "lab_game", "rules_for"]
 
@@ -139,31 +140,6 @@ def _game_simulate(game_id: str) -> Callable[..., Any]:
     return simulate
 
 
-def _hybrid_offered(rules: Any) -> tuple[str, ...]:
-    return (
-        ("blackjack",)
-        + (("insurance",) if rules.insurance else ())
-        + (("buzzer_beater",) if rules.buzzer_beater else ())
-    )
-
-
-def _shared_offered(rules: Any) -> tuple[str, ...]:
-    sides = tuple(w for w in ("royal_match", "bet_the_set", "kings_bounty") if getattr(rules, w))
-    return ("blackjack",) + (("insurance",) if rules.insurance else ()) + sides
-
-
-def _multi_offered(rules: Any) -> tuple[str, ...]:
-    return ("blackjack",) + (("insurance",) if rules.insurance else ())
-
-
-def _classic_offered(rules: Any) -> tuple[str, ...]:
-    return (
-        ("blackjack",)
-        + (("insurance",) if rules.insurance else ())
-        + (("ez_bust",) if rules.ez_bust else ())
-    )
-
-
 def _classic_simulate(rules: AnalysisRules, *, game_rules: Any = None, **options: Any) -> Any:
     from tablejack.lab.simulate import simulate
 
@@ -184,7 +160,7 @@ LAB_GAMES: dict[str, LabGame] = {
         },
         exact=_classic_exact,
         simulate=_classic_simulate,
-        offered=_classic_offered,
+        offered=classic_offered,
     ),
     "hybrid": LabGame(
         id="hybrid",
@@ -198,7 +174,7 @@ LAB_GAMES: dict[str, LabGame] = {
         },
         exact=_hybrid_exact,
         simulate=_game_simulate("hybrid"),
-        offered=_hybrid_offered,
+        offered=hybrid_offered,
     ),
     "hybrid-shared": LabGame(
         id="hybrid-shared",
@@ -211,7 +187,7 @@ LAB_GAMES: dict[str, LabGame] = {
         },
         exact=_shared_exact,
         simulate=_game_simulate("hybrid-shared"),
-        offered=_shared_offered,
+        offered=shared_offered,
     ),
     "multi-action": LabGame(
         id="multi-action",
@@ -225,7 +201,7 @@ LAB_GAMES: dict[str, LabGame] = {
         },
         exact=_multi_exact,
         simulate=_game_simulate("multi-action"),
-        offered=_multi_offered,
+        offered=multi_offered,
     ),
 }
 

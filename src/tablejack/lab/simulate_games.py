@@ -31,6 +31,7 @@ import numpy as np
 
 from tablejack.lab import _sim_games, _sim_kernels
 from tablejack.lab.model import AnalysisRules
+from tablejack.lab.offers import offered_wagers
 from tablejack.lab.simulate import BLOCK, Z95, _block_words, _cut
 
 __all__ = ["GAME_CODES", "GameSimulationResult", "game_tables", "simulate_game"]
@@ -288,12 +289,10 @@ def simulate_game(
                     done += chunk.blocks
                     if progress:
                         progress(done, blocks)
-    from tablejack.lab.games import lab_game
-
     return GameSimulationResult(
         game=game,
         rules=rules,
-        offered=lab_game(game).offered_wagers(game_rules),
+        offered=offered_wagers(game, game_rules),
         seed=seed,
         stats=np.sum([r["stats"] for r in results], axis=0),
         hist=np.sum([r["hist"] for r in results], axis=0),
@@ -323,9 +322,7 @@ def record_game_shoe(
         pay, bb, np.zeros(kern.STATS), np.zeros(HIST_BINS, dtype=np.int64), out,
     )  # fmt: skip
     names = SIDE_NAMES[game]
-    from tablejack.lab.games import lab_game
-
-    offered = lab_game(game).offered_wagers(game_rules)
+    offered = offered_wagers(game, game_rules)
     live = [game == "multi-action" or (q < len(names) and names[q] in offered) for q in range(3)]
     return [
         {

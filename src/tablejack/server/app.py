@@ -27,6 +27,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from tablejack.server.access import Strict, Who, floor_of, need, refuse
 from tablejack.server.auth import AuthRefusedError, Principal
+from tablejack.server.compose import make_floor
 from tablejack.server.floor import Connection, Floor
 from tablejack.server.gate import Gate, GateLimits, RefuseControlCharacters, Session
 from tablejack.server.protocol import (
@@ -170,7 +171,7 @@ def create_app(
         if checkpoints is not None:  # before the database: a bad key starts nothing
             key = load_private_key(checkpoints.key)
         store = await Store.open(db_url)
-        floor = Floor(store, clock=clock, broadcast_interval=broadcast_interval)
+        floor = make_floor(store, clock=clock, broadcast_interval=broadcast_interval)
         app.state.floor = floor
         if checkpoints is not None:
             checkpointer = Checkpointer(store, key, checkpoints.file)

@@ -19,8 +19,7 @@ from typing import Any
 from tablejack.core.rules import read_toml
 from tablejack.games import GAMES
 from tablejack.server.auth import Auth, Principal, TerminalBinding
-from tablejack.server.table import Table, TableConfig
-from tablejack.server.wire import dumps
+from tablejack.server.table import CardInventory, LockOut, Table, TableConfig
 from tablejack.store import InsufficientFundsError, Store, Transfer
 from tablejack.store import credentials as creds
 from tablejack.store.policy import Actor, Role
@@ -109,10 +108,17 @@ class Floor:
         self,
         store: Store,
         *,
+        lockout: Callable[[Floor, Table], LockOut],
+        card_inventory: Callable[[Table], CardInventory],
         clock: Callable[[], float] = time.time,
         broadcast_interval: float = 0.0,
     ) -> None:
         self.store = store
+        self.lockout = lockout
+        """Makes a table's tilts (PA 605a lock-out) for it; the composition root hands the
+        floor its duties (``server.tilts``), so the floor imports none of them."""
+        self.card_inventory = card_inventory
+        """Makes the card inventory of a table's shoe (PA 605a, ``server.inventory``)."""
         self.clock = clock
         self.broadcast_interval = broadcast_interval
         """Seconds a table gathers changes before it sends one update (0: next loop turn)."""
@@ -128,11 +134,17 @@ class Floor:
         return int(self.clock() * 1_000_000)
 
     async def add_table(self, config: TableConfig, *, status: str = "open") -> Table:
-        """Register (or re-register) a table and start it (recovering an open round)."""
+        """Register (or re-register) a table and start it (recovering an open round). The
+        table is handed its collaborators: its tilts and its shoe's card inventory."""
         await self.store.save_table(
             config.id, config.rules.game, config.rules.to_mapping(), config.to_json()
         )
-        table = Table(self, config)
+        table = Table(
+            self,
+            config,
+            lockout=lambda table: self.lockout(self, table),
+            card_inventory=self.card_inventory,
+        )
         self.tables[config.id] = table
         await self.store.set_table_status(config.id, status)
         await table.start(status)
@@ -206,56 +218,6 @@ class Floor:
             balance = self.balances.get(account)
             if balance is not None and delta < 0 and balance + delta < 0:
                 raise InsufficientFundsError(account, -delta, balance)
-
-    def broadcast(self, table: Table) -> None:
-        """Send the table's state to everyone watching it, once per burst of changes: the
-        send is scheduled for the next turn of the event loop (or ``broadcast_interval``
-        later), so steps committed back to back produce one update; each state message carries
-        the last committed sequence number."""
-        if table.broadcast_pending:
-            return
-        table.broadcast_pending = True
-        try:
-            loop = asyncio.get_running_loop()
-            if self.broadcast_interval > 0:
-                loop.call_later(self.broadcast_interval, self._send_state, table)
-            else:
-                loop.call_soon(self._send_state, table)
-        except RuntimeError:  # no loop (called from synchronous code): send now
-            self._send_state(table)
-
-    def _send_state(self, table: Table) -> None:
-        """One update of a table: the shared part of the terminal views is built once, each
-        player's own part once per player, each message encoded once; a terminal whose state
-        (view, balance, position, status, clock) is the one it was last sent gets only a short
-        ``seq`` message: the state it holds is current at that sequence number."""
-        table.broadcast_pending = False
-        subscribers = list(table.subscribers)
-        players = {(c.subject, c.terminal) for c in subscribers if c.role == "player"}
-        states = table.player_states(players) if players else {}
-        staff: str | None = None
-        same: str | None = None
-        for connection in subscribers:
-            if connection.role == "player":
-                key, text = states[(connection.subject, connection.terminal)]
-                if key == connection.last_state:
-                    if same is None:
-                        same = dumps(
-                            {
-                                "type": "seq",
-                                "table": table.id,
-                                "round_id": table.round_id,
-                                "seq": table.last_seq,
-                            }
-                        )
-                    connection.push(same)
-                    continue
-                connection.last_state = key
-                connection.push(text)
-            else:
-                if staff is None:
-                    staff = dumps(table.staff_state())
-                connection.push(staff)
 
     async def stop(self) -> None:
         """Stop every table's clock and automated dealer."""

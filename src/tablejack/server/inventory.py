@@ -20,7 +20,8 @@ the rounds dealt since (their ``card`` events) and the refused cards (``irregula
 ``card_refused`` events that name a ``code``).
 
 A virtual shoe (``source = "virtual"``) loads its own inventory at each shuffle
-(:func:`virtual_load`); its cards come out of that list by construction.
+(:meth:`~tablejack.server.table.cards.VirtualShoe.loaded`); its cards come out of that list by
+construction.
 
 >>> problems(counts_of([card.code for card in full_deck()] * 2), 2)
 {}
@@ -33,20 +34,20 @@ A virtual shoe (``source = "virtual"``) loads its own inventory at each shuffle
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from tablejack.core.cards import Card, full_deck
 from tablejack.core.errors import InvalidNotationError
-from tablejack.store import EventIn, EventRecord, Step
-
-if TYPE_CHECKING:
-    from tablejack.server.table import RefusedError, Table
+from tablejack.server.table import RefusedError, Table
+from tablejack.server.table.cards import ShoeInventory
+from tablejack.server.tilts import raise_tilt
+from tablejack.store import EventIn, EventRecord
 
 __all__ = [
     "INVENTORY_RULE",
-    "ShoeInventory",
+    "ShoeCount",
+    "card_code",
     "counts_of",
     "load",
     "problem",
@@ -54,7 +55,6 @@ __all__ = [
     "restore",
     "take",
     "unload",
-    "virtual_load",
 ]
 
 INVENTORY_RULE = "card inventory (PA 633a.3(a), 633c.5(f))"
@@ -67,11 +67,13 @@ def counts_of(cards: str | Iterable[str]) -> dict[str, int]:
     items = cards.split() if isinstance(cards, str) else list(cards)
     out: Counter[str] = Counter()
     for item in items:
-        out[_code(item)] += 1
+        out[card_code(item)] += 1
     return dict(out)
 
 
-def _code(text: str) -> str:
+def card_code(text: str) -> str:
+    """A card's code as the inventory counts it (``10s`` → ``10S``); a text that is not a card
+    is kept as written (at most 8 characters), so the check can name it."""
     try:
         return Card.parse(text.strip().upper()).code
     except InvalidNotationError:
@@ -114,71 +116,29 @@ def describe(found: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
-@dataclass
-class ShoeInventory:
-    """The shoe in use: its count at load and the cards out since."""
+class ShoeCount:
+    """A table's card inventory as the table is handed it (its
+    :class:`~tablejack.server.table.CardInventory`): the floor makes one for each table."""
 
-    decks: int
-    loaded: dict[str, int]
-    round_number: int
-    """The table's last round number when the shoe was loaded (later rounds deal from it)."""
-    load_seq: int
-    by: str = ""
-    out: Counter[str] = field(default_factory=Counter)
-    """Cards read since the load that the inventory held."""
-    extra: Counter[str] = field(default_factory=Counter)
-    """Cards read with no copy left (each a ``card_inventory`` tilt)."""
+    rule = INVENTORY_RULE
 
-    def remaining(self) -> Counter[str]:
-        """The cards still in the shoe by the inventory."""
-        left = Counter({c: n - self.out[c] for c, n in self.loaded.items()})
-        return +left
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    async def restore(self, records: Sequence[EventRecord]) -> None:
+        """The shoe in use, from the procedure log (:func:`restore`)."""
+        await restore(self.table, records)
+
+    def problem(self) -> RefusedError | None:
+        """Why the table may not deal for want of a loaded shoe (:func:`problem`)."""
+        return problem(self.table)
 
     def take(self, code: str) -> bool:
-        """Count a card read out of the shoe; False when no copy was left."""
-        if self.loaded.get(code, 0) - self.out[code] > 0:
-            self.out[code] += 1
-            return True
-        self.extra[code] += 1
-        return False
-
-    def give_back(self, code: str) -> None:
-        """Undo :meth:`take` of a card whose step was not recorded (a storage error): the
-        dealer reads it again."""
-        if self.out[code] > 0:
-            self.out[code] -= 1
-
-    def to_json(self) -> dict[str, Any]:
-        """The inventory for the console and ``GET /api/tables/{id}/shoe``."""
-        left = self.remaining()
-        return {
-            "decks": self.decks,
-            "loaded": sum(self.loaded.values()),
-            "read": sum(self.out.values()) + sum(self.extra.values()),
-            "remaining": sum(left.values()),
-            "remaining_by_code": dict(sorted(left.items())),
-            "extra": dict(self.extra),
-            "by": self.by,
-        }
-
-
-def virtual_load(table: Table) -> dict[str, Any]:
-    """The inventory the virtual shoe loaded at its last shuffle (for its ``shuffle`` event):
-    the decks, the number of cards and the count per code."""
-    shoe = table.shoe
-    if shoe is None:
-        return {}
-    counts = Counter(card.code for card in shoe._cards)
-    return {
-        "decks": shoe.decks,
-        "total": sum(counts.values()),
-        "counts": dict(sorted(counts.items())),
-    }
+        """Count a card read (:func:`take`)."""
+        return take(self.table, code)
 
 
 def _refused(code: str, message: str) -> RefusedError:
-    from tablejack.server.table import RefusedError
-
     return RefusedError(code, message, INVENTORY_RULE)
 
 
@@ -188,8 +148,6 @@ def _in_progress(table: Table) -> bool:
 
 async def load(table: Table, counts: Mapping[str, int], *, by: str, source: str) -> dict[str, Any]:
     """Load a shoe at a reader table: exactly ``N`` full decks, else refused and tilted."""
-    from tablejack.server.tilts import raise_tilt
-
     async with table.lock:
         if table.shoe is not None:
             raise _refused(
@@ -215,14 +173,9 @@ async def load(table: Table, counts: Mapping[str, int], *, by: str, source: str)
         }
         if found:
             payload["problems"] = found
-        [record] = await table.floor.store.commit(
-            Step(
-                table.procedures_id,
-                events=[EventIn("shoe_load", payload, actor=by, terminal=source)],
-                at_us=table.floor.now_us(),
-            )
+        record = await table.log_procedure(  # the gaming-day record shows the load
+            EventIn("shoe_load", payload, actor=by, terminal=source)
         )
-        table._apply_procedure(record)  # the gaming-day record shows the load
         if found:
             message = (
                 f"the shoe loaded holds {payload['total']} cards, not {decks} full decks "
@@ -231,7 +184,7 @@ async def load(table: Table, counts: Mapping[str, int], *, by: str, source: str)
             await raise_tilt(table, "card_inventory", message, by=by, rule=INVENTORY_RULE)
             raise _refused("card_inventory", f"Shoe refused: {message}")
         table.inventory = ShoeInventory(decks, dict(counts), table.number, record.seq, by)
-    table._changed()
+    table.changed()
     return {"ok": True, "table": table.id, **table.inventory.to_json()}
 
 
@@ -240,8 +193,6 @@ async def unload(
 ) -> dict[str, Any]:
     """End the shoe: the cards read plus the cards ``counted`` out must equal the inventory;
     a difference is a ``card_inventory`` tilt."""
-    from tablejack.server.tilts import raise_tilt
-
     async with table.lock:
         inventory = table.inventory
         if inventory is None:
@@ -263,14 +214,7 @@ async def unload(
             "extra_reads": dict(inventory.extra),
             "source": source,
         }
-        [record] = await table.floor.store.commit(
-            Step(
-                table.procedures_id,
-                events=[EventIn("shoe_end", payload, actor=by, terminal=source)],
-                at_us=table.floor.now_us(),
-            )
-        )
-        table._apply_procedure(record)
+        await table.log_procedure(EventIn("shoe_end", payload, actor=by, terminal=source))
         table.inventory = None
         if payload["result"] == "mismatch":
             words = []
@@ -286,7 +230,7 @@ async def unload(
             message = f"end of shoe: the cards read and counted out differ ({'; '.join(words)})."
             await raise_tilt(table, "card_inventory", message, by=by, rule=INVENTORY_RULE)
             raise _refused("card_inventory", f"Shoe mismatch: {message}")
-    table._changed()
+    table.changed()
     return {"ok": True, "table": table.id, **payload}
 
 
@@ -309,7 +253,7 @@ def problem(table: Table) -> RefusedError | None:
     return None
 
 
-async def restore(table: Table, records: list[EventRecord]) -> None:
+async def restore(table: Table, records: Sequence[EventRecord]) -> None:
     """Rebuild the shoe in use from the procedure log and the rounds dealt since (at start)."""
     last: EventRecord | None = None
     for record in records:

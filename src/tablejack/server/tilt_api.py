@@ -15,7 +15,7 @@ from pydantic import Field
 
 from tablejack.server.access import Strict, Who, floor_of
 from tablejack.server.auth import Principal
-from tablejack.server.inventory import _code, counts_of, load, unload, virtual_load
+from tablejack.server.inventory import card_code, counts_of, load, unload
 from tablejack.server.table import RefusedError, Table
 from tablejack.server.text import SafeText
 from tablejack.server.tilts import TABLE_TILT_RULE, clear_table, raise_tilt, refresh_terminals
@@ -35,7 +35,7 @@ class ShoeCount(Strict):
         """The counts per code."""
         out = Counter(counts_of(self.cards))
         for code, count in self.counts.items():
-            out[_code(code)] += max(0, min(count, 10_000))
+            out[card_code(code)] += max(0, min(count, 10_000))
         return dict(out)
 
 
@@ -96,7 +96,7 @@ def register_shoe(app: FastAPI) -> None:
         table = await staff(request, table_id, who)
         shoe_ = table.shoe
         if shoe_ is not None:
-            loaded = virtual_load(table)
+            loaded = shoe_.loaded()
             dealt = shoe_.mark()
             return {
                 "table": table.id,
@@ -188,7 +188,7 @@ def register_tilts(app: FastAPI) -> None:
         table = table_of(request, table_id)
         if who.role not in ("dealer", "supervisor"):
             raise HTTPException(403, "Only staff read the tilts.")
-        await refresh_terminals(table.floor, [table])
+        await refresh_terminals(floor_of(request), [table])
         return {"table": table.id, "status": table.status, "tilts": table.tilts}
 
 

@@ -33,16 +33,17 @@ import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from tablejack.store import EventIn, EventRecord, Step
+from tablejack.server.table import RefusedError, Table
+from tablejack.store import EventIn, EventRecord
 from tablejack.store.protections import CLEAR_CODES, TILT_CODES, TILT_RULE
 
 if TYPE_CHECKING:
     from tablejack.server.floor import Connection, Floor
-    from tablejack.server.table import RefusedError, Table
 
 __all__ = [
     "CONNECTION_SETTING",
     "TABLE_TILT_RULE",
+    "TableTilts",
     "at_stake",
     "clear_table",
     "connection_lost",
@@ -53,9 +54,7 @@ __all__ = [
     "restore",
     "schedule_connection_lost",
     "settle_after_start",
-    "settle_status",
     "storage_fault",
-    "table_tilts",
 ]
 
 log = logging.getLogger("tablejack.server")
@@ -71,41 +70,31 @@ _LAST_TABLE: weakref.WeakKeyDictionary[Floor, dict[str, str]] = weakref.WeakKeyD
 """Per floor: the table at which each terminal was last locked automatically."""
 
 
-def table_tilts(table: Table) -> list[dict[str, Any]]:
-    """The table's own active tilts (not those of its terminals)."""
-    return [t for t in table.tilts if t["scope"] == "table"]
+class TableTilts:
+    """A table's tilts as the table is handed them (its
+    :class:`~tablejack.server.table.LockOut`): the floor makes one for each table."""
 
+    def __init__(self, floor: Floor, table: Table) -> None:
+        self.floor = floor
+        self.table = table
 
-def _irregular(table: Table) -> bool:
-    return (
-        table.irregular_round is not None
-        and table.irregular_round == table.round_id
-        and table.round is not None
-        and not table.round.is_complete
-    )
+    def restore(self, records: Iterable[EventRecord]) -> None:
+        """The table's active tilts from its procedure log (:func:`restore`)."""
+        restore(self.table, records)
 
+    async def started(self) -> None:
+        """After the start's recovery: an active tilt keeps the table locked, and the locks of
+        its terminals are shown (:func:`settle_after_start`, :func:`refresh_terminals`)."""
+        settle_after_start(self.table)
+        await refresh_terminals(self.floor, [self.table])
 
-def settle_status(table: Table) -> None:
-    """Halted while a table tilt is active, an irregular round awaits its void or a void
-    that could not be written awaits its retry; else open."""
-    active = table_tilts(table)
-    if active:
-        table.status = "halted"
-        table.halt_reason = "; ".join(f"tilt {t['code']}: {t['message']}" for t in active)
-    elif table.void_failure is not None and table.round is not None:
-        table.status = "halted"
-        table.halt_reason = (
-            f"round {table.round_id} was not voided ({table.void_failure}); a supervisor must "
-            "void it again"
-        )
-    elif _irregular(table):
-        table.status = "halted"
-        table.halt_reason = (
-            f"irregularity in round {table.round_id}; a supervisor must void the round"
-        )
-    elif table.status == "halted":
-        table.status = "open"
-        table.halt_reason = ""
+    async def raise_tilt(self, code: str, message: str, *, by: str, rule: str) -> dict[str, Any]:
+        """Lock the table (:func:`raise_tilt`)."""
+        return await raise_tilt(self.table, code, message, by=by, rule=rule)
+
+    async def storage_fault(self, error: BaseException) -> RefusedError:
+        """A step's commit failed (:func:`storage_fault`)."""
+        return await storage_fault(self.table, error)
 
 
 def _push(table: Table, message: str, rule: str) -> None:
@@ -139,26 +128,20 @@ async def raise_tilt(
         "at_us": at_us,
         "round_id": table.round_id,
     }
-    table.tilts = [*table_tilts(table), entry, *(t for t in table.tilts if t["scope"] != "table")]
-    settle_status(table)
+    table.tilts = [*table.table_tilts(), entry, *(t for t in table.tilts if t["scope"] != "table")]
+    table.settle_status()
     text = f"Table {table.id} locked ({code}): {message} Call the floorperson."
     _push(table, text, TABLE_TILT_RULE)
     try:
-        [record] = await table.floor.store.commit(
-            Step(
-                table.procedures_id,
-                events=[
-                    EventIn(
-                        "tilt",
-                        {k: entry[k] for k in ("code", "message", "rule", "round_id")},
-                        actor=by,
-                        terminal=terminal,
-                    )
-                ],
-                at_us=at_us,
-            )
+        await table.log_procedure(  # the gaming-day record shows the tilt
+            EventIn(
+                "tilt",
+                {k: entry[k] for k in ("code", "message", "rule", "round_id")},
+                actor=by,
+                terminal=terminal,
+            ),
+            at_us=at_us,
         )
-        table._apply_procedure(record)  # the gaming-day record shows the tilt
         await table.floor.store.audit(
             "tilt",
             f"table {table.id} {code}: {message}"[:500],
@@ -171,21 +154,19 @@ async def raise_tilt(
         entry["logged"] = False
         log.exception("table %s: the %s tilt could not be written to the store", table.id, code)
     log.warning("table %s locked: %s %s", table.id, code, message)
-    table._changed()
+    table.changed()
     return entry
 
 
 async def clear_table(table: Table, code: str, reason: str, *, by: str) -> dict[str, Any]:
     """A supervisor clears the table's tilts with a clear code and a reason (the caller
     checked the role). An irregular round still needs the supervisor's void."""
-    from tablejack.server.table import RefusedError
-
     if code not in CLEAR_CODES or not reason.strip():
         raise RefusedError(
             "invalid", f"A clear names a code of {CLEAR_CODES} and a reason.", TABLE_TILT_RULE
         )
     async with table.lock:
-        active = table_tilts(table)
+        active = table.table_tilts()
         if not active:
             raise RefusedError("invalid", f"Table {table.id} has no tilt.", TABLE_TILT_RULE)
         payload = {
@@ -193,19 +174,12 @@ async def clear_table(table: Table, code: str, reason: str, *, by: str) -> dict[
             "reason": reason[:200],
             "cleared": [t["code"] for t in active],
         }
-        [record] = await table.floor.store.commit(
-            Step(
-                table.procedures_id,
-                events=[EventIn("tilt_clear", payload, actor=by)],
-                at_us=table.floor.now_us(),
-            )
-        )
-        table._apply_procedure(record)
+        await table.log_procedure(EventIn("tilt_clear", payload, actor=by))
         table.tilts = [t for t in table.tilts if t["scope"] != "table"]
         if table.needs_reload:
-            await table._reload()
+            await table.reload()
             table.needs_reload = False
-        settle_status(table)
+        table.settle_status()
         await table.floor.store.audit(
             "tilt_clear",
             f"table {table.id} {code}: {reason[:200]}",
@@ -213,7 +187,7 @@ async def clear_table(table: Table, code: str, reason: str, *, by: str) -> dict[
             actor=by,
             rule=TABLE_TILT_RULE,
         )
-    table._changed()
+    table.changed()
     return {**payload, "table": table.id, "status": table.status, "halt_reason": table.halt_reason}
 
 
@@ -232,18 +206,16 @@ def restore(table: Table, records: Iterable[EventRecord]) -> None:
 
 def settle_after_start(table: Table) -> None:
     """After the restart's recovery: a table with an active tilt stays locked."""
-    if table_tilts(table):
-        settle_status(table)
+    if table.table_tilts():
+        table.settle_status()
 
 
 async def storage_fault(table: Table, error: BaseException) -> RefusedError:
     """A step's commit failed (the store raised): rebuild the round from its log (if the store
     answers), lock the table with ``storage_error`` and give the request its refusal."""
-    from tablejack.server.table import RefusedError
-
     log.error("table %s: a step's commit failed: %r", table.id, error)
     try:
-        await table._reload()
+        await table.reload()
     except Exception:
         table.needs_reload = True
         log.exception("table %s: the round could not be rebuilt; locked", table.id)
@@ -376,8 +348,8 @@ async def refresh_terminals(floor: Floor, tables: Iterable[Table] | None = None)
         ]
         before = [t for t in table.tilts if t["scope"] == "terminal"]
         if mirrored != before:
-            table.tilts = [*table_tilts(table), *mirrored]
-            floor.broadcast(table)
+            table.tilts = [*table.table_tilts(), *mirrored]
+            table.broadcast()
             cleared = {t["terminal"] for t in before} - {t["terminal"] for t in mirrored}
             for connection in list(floor.connections):
                 if connection.terminal in cleared:  # the terminal's page drops its lock line
