@@ -233,5 +233,6 @@ def test_sigkill_at_random_points_loses_no_wager_and_no_cent(
         server.wait(timeout=20)
     statuses: dict[str, Any] = asyncio.run(account_for_everything(db, keys, strict=True))
     assert kills == cycles
-    assert statuses.get("complete", 0) >= 10
+    # rounds were played to the end between the kills (how many depends on the machine's speed)
+    assert statuses.get("complete", 0) >= cycles
     assert statuses.get("voided", 0) >= 1  # C1's policy voided a round a kill interrupted

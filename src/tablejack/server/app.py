@@ -27,14 +27,22 @@ from fastapi.exception_handlers import request_validation_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 
-from tablejack.server import pages, records_api, tables_api, terminal_socket
+from tablejack.server import (
+    floor_api,
+    pages,
+    records_api,
+    tables_api,
+    terminal_features,
+    terminal_socket,
+    tilt_api,
+    trust_api,
+)
 from tablejack.server.compose import make_floor
 from tablejack.server.floor import Floor
 from tablejack.server.gate import Gate, GateLimits, RefuseControlCharacters
 from tablejack.server.protocol import PROTOCOL_VERSION
 from tablejack.server.table import TableConfig
 from tablejack.server.trust_api import CheckpointSettings, run_checkpoints
-from tablejack.server.trust_api import register as register_trust
 from tablejack.store import Store
 from tablejack.store.checkpoints import Checkpointer
 from tablejack.store.keys import load_private_key
@@ -155,20 +163,14 @@ def create_app(
     app.include_router(tables_api.router)  # tables, the dealer console, procedures
     app.include_router(records_api.router)  # meters, rounds, recall, ledger, audit, verify
     app.include_router(terminal_socket.router)  # the WebSocket /ws
-    from tablejack.server.floor_api import register as register_floor  # PA Chapter 605a
-
-    register_floor(app)
-    from tablejack.server.tilt_api import register as register_tilts  # PA 605a lock-out
-
-    register_tilts(app)
-    from tablejack.server.terminal_features import register as register_terminal  # PA 605a
-
-    register_terminal(app)
-    register_trust(app)  # sessions, credentials, the cage, checkpoints
+    app.include_router(floor_api.router)  # accounts, vouchers, meters, limits (PA 605a)
+    tilt_api.register(app)  # table tilts and the shoe (PA 605a lock-out)
+    app.include_router(terminal_features.router)  # the terminal's language catalogs
+    app.include_router(trust_api.router)  # sessions, credentials, the cage, checkpoints
     if demo:
-        from tablejack.server.demo import register as register_demo
+        from tablejack.server import demo as demo_floor
 
-        register_demo(app)
+        app.include_router(demo_floor.router)
     return app
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Request, Response
+from fastapi import APIRouter, HTTPException, Request, Response
 from pydantic import BaseModel, Field
 
 from tablejack.core.rules import ClassicRules
@@ -34,7 +34,7 @@ __all__ = [
     "demo_tables",
     "demo_terminal_key",
     "demo_urls",
-    "register",
+    "router",
 ]
 
 DEMO_PLAYERS = ("ann", "bob", "cat", "dan")
@@ -150,63 +150,62 @@ class DemoSignIn(BaseModel):
     role: SafeText | None = Field(default=None, pattern=r"^(dealer|supervisor|cashier|operator)$")
 
 
-def register(app: FastAPI) -> None:
-    """The demo's landing data and one-click sign-in (a ``--demo`` server only)."""
+router = APIRouter()
 
-    @app.get("/api/demo")
-    async def demo(request: Request) -> dict[str, Any]:
-        """The demo's tables, terminals, players and staff."""
-        floor = floor_of(request)
-        rows = await terminals(floor.store)
-        return {
-            "players": list(DEMO_PLAYERS),
-            "staff": [{"role": r, "subject": s} for r, (s, _) in DEMO_STAFF.items()],
-            "tables": [
-                {
-                    "id": table.id,
-                    "title": table.config.title or table.id,
-                    "game": table.game,
-                    "terminals": [
-                        {"id": r["id"], "position": r["position"]}
-                        for r in rows
-                        if r["table_id"] == table.id and r["status"] == "active"
-                    ],
-                }
-                for table in floor.tables.values()
-            ],
-        }
 
-    @app.post("/api/demo/sign-in")
-    async def demo_sign_in(
-        request: Request, response: Response, body: DemoSignIn
-    ) -> dict[str, Any]:
-        """Set this browser's cookies for a demo identity; where to go next."""
-        floor = floor_of(request)
-        if body.player is not None and body.terminal is not None:
-            if body.player not in DEMO_PLAYERS:
-                raise HTTPException(404, f"No demo player {body.player!r}.")
-            binding = await floor.auth.binding(body.terminal)
-            key = demo_terminal_key(body.terminal)
-            token = f"demo-{body.player}"
-            page = f"/static/terminal.html?table={binding.table}"
-        elif body.role is not None:
-            key, token, binding = None, DEMO_STAFF[body.role][1], None
-            page = "/static/supervisor.html" if body.role != "dealer" else "/static/dealer.html"
-        else:
-            raise HTTPException(422, "Name a player and a terminal, or a staff role.")
-        parent = await creds.lookup(floor.store, token)
-        principal = await floor.auth.authenticate(token, fresh=True)
-        if parent is None or principal is None:
-            raise HTTPException(409, "The demo's credentials are gone; restart the demo.")
-        session = await creds.open_session(
-            floor.store,
-            parent,
-            terminal=None if binding is None else binding.terminal,
-            by=principal.actor(),
-        )
-        if key is not None:
-            device = await floor.auth.authenticate(key)
-            expires = session.credential.expires_us if device is None else device.expires_us
-            set_cookie(request, response, DEVICE_COOKIE, key, expires)
-        set_cookie(request, response, SESSION_COOKIE, session.token, session.credential.expires_us)
-        return {"page": page, "role": principal.role, "subject": principal.subject}
+@router.get("/api/demo")
+async def demo(request: Request) -> dict[str, Any]:
+    """The demo's tables, terminals, players and staff."""
+    floor = floor_of(request)
+    rows = await terminals(floor.store)
+    return {
+        "players": list(DEMO_PLAYERS),
+        "staff": [{"role": r, "subject": s} for r, (s, _) in DEMO_STAFF.items()],
+        "tables": [
+            {
+                "id": table.id,
+                "title": table.config.title or table.id,
+                "game": table.game,
+                "terminals": [
+                    {"id": r["id"], "position": r["position"]}
+                    for r in rows
+                    if r["table_id"] == table.id and r["status"] == "active"
+                ],
+            }
+            for table in floor.tables.values()
+        ],
+    }
+
+
+@router.post("/api/demo/sign-in")
+async def demo_sign_in(request: Request, response: Response, body: DemoSignIn) -> dict[str, Any]:
+    """Set this browser's cookies for a demo identity; where to go next."""
+    floor = floor_of(request)
+    if body.player is not None and body.terminal is not None:
+        if body.player not in DEMO_PLAYERS:
+            raise HTTPException(404, f"No demo player {body.player!r}.")
+        binding = await floor.auth.binding(body.terminal)
+        key = demo_terminal_key(body.terminal)
+        token = f"demo-{body.player}"
+        page = f"/static/terminal.html?table={binding.table}"
+    elif body.role is not None:
+        key, token, binding = None, DEMO_STAFF[body.role][1], None
+        page = "/static/supervisor.html" if body.role != "dealer" else "/static/dealer.html"
+    else:
+        raise HTTPException(422, "Name a player and a terminal, or a staff role.")
+    parent = await creds.lookup(floor.store, token)
+    principal = await floor.auth.authenticate(token, fresh=True)
+    if parent is None or principal is None:
+        raise HTTPException(409, "The demo's credentials are gone; restart the demo.")
+    session = await creds.open_session(
+        floor.store,
+        parent,
+        terminal=None if binding is None else binding.terminal,
+        by=principal.actor(),
+    )
+    if key is not None:
+        device = await floor.auth.authenticate(key)
+        expires = session.credential.expires_us if device is None else device.expires_us
+        set_cookie(request, response, DEVICE_COOKIE, key, expires)
+    set_cookie(request, response, SESSION_COOKIE, session.token, session.credential.expires_us)
+    return {"page": page, "role": principal.role, "subject": principal.subject}

@@ -2,7 +2,7 @@
 registration and the licence count, meters, meter clears, gaming-day win reports, terminal
 recall and the software's manifest hash.
 
-:func:`register` adds the routes to the app :func:`tablejack.server.app.create_app` builds.
+:data:`router` holds the routes; :func:`tablejack.server.app.create_app` mounts it.
 Every refusal — a role that may not, a forged or reused voucher, a hand pay above the limit
 without a supervisor, a meter clear by anyone but a supervisor — answers 403 or 409 with the
 rule, is written to the audit log, and changes nothing else.
@@ -14,7 +14,7 @@ import asyncio
 import math
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Request
 from pydantic import Field, StrictInt
 
 from tablejack.core.money import format_cents
@@ -27,7 +27,7 @@ from tablejack.server.tilts import refresh_terminals
 from tablejack.store import meters_report, protections, tips, vouchers
 from tablejack.store.vouchers import VOUCHER_RULE, FloorRefusedError, Movement
 
-__all__ = ["LICENSE_RULE", "in_play", "license_count", "register"]
+__all__ = ["LICENSE_RULE", "in_play", "license_count", "router"]
 
 LICENSE_RULE = "PA 605a.9(b)"
 EWTS_PER_TABLE = 5
@@ -216,421 +216,441 @@ async def _signed_in_player(request: Request, who: Principal) -> None:
         )
 
 
-def register(app: FastAPI) -> None:
-    """Add the floor routes (``/api/floor/…``) to the app."""
+router = APIRouter()
 
-    @app.post("/api/floor/bill-in")
-    async def bill_in(request: Request, body: BillIn, who: Who) -> dict[str, Any]:
-        """A bill accepted by the validator of the terminal the player is signed in at credits
-        his game account (605a.2(d), 605a.5(c)); reported by that terminal's session only."""
-        floor = floor_of(request)
-        await need(request, who, "bill_in")
-        await _signed_in_player(request, who)
-        try:
-            movement = await vouchers.bill_in(floor.store, body.amount, actor=who.actor())
-        except FloorRefusedError as refusal:
-            raise floor_refusal(refusal) from None
-        return _booked(floor, movement)
 
-    @app.post("/api/floor/cash-out")
-    async def cash_out(request: Request, body: CashOut, who: Who) -> dict[str, Any]:
-        """Cash out at the terminal the player is signed in at: a voucher for the credit not in
-        play (605a.5(c)); the answer carries the voucher number and its validation code, and
-        ``in_play``: the cents still in play at the tables (their results come back to the
-        game account when the rounds settle). More than the credit not in play is refused,
-        naming the amount in play."""
-        floor = floor_of(request)
-        await need(request, who, "cash_out")
-        await _signed_in_player(request, who)
-        playing = await _cash_out_not_in_play(request, floor, who, body.amount)
-        try:
-            movement = await vouchers.cash_out(floor.store, body.amount, actor=who.actor())
-        except FloorRefusedError as refusal:
-            raise floor_refusal(refusal) from None
-        answer = _booked(floor, movement)
-        answer["in_play"] = sum(amount for _, _, amount in playing)
-        if playing:
-            answer["note"] = (
-                f"{_in_play_words(playing)} stays in play; its result is credited to the game "
-                "account when the round settles."
-            )
-        return answer
+@router.post("/api/floor/bill-in")
+async def bill_in(request: Request, body: BillIn, who: Who) -> dict[str, Any]:
+    """A bill accepted by the validator of the terminal the player is signed in at credits
+    his game account (605a.2(d), 605a.5(c)); reported by that terminal's session only."""
+    floor = floor_of(request)
+    await need(request, who, "bill_in")
+    await _signed_in_player(request, who)
+    try:
+        movement = await vouchers.bill_in(floor.store, body.amount, actor=who.actor())
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+    return _booked(floor, movement)
 
-    @app.post("/api/floor/voucher-in")
-    async def voucher_in(request: Request, body: VoucherIn, who: Who) -> dict[str, Any]:
-        """Redeem a voucher at the terminal the player is signed in at, once (605a.5(c))."""
-        floor = floor_of(request)
-        await need(request, who, "voucher_in")
-        await _signed_in_player(request, who)
-        try:
-            movement = await vouchers.redeem_voucher(floor.store, body.code, actor=who.actor())
-        except FloorRefusedError as refusal:
-            raise floor_refusal(refusal) from None
-        return _booked(floor, movement)
 
-    @app.post("/api/floor/hand-pay")
-    async def hand_pay(request: Request, body: HandPay, who: Who) -> dict[str, Any]:
-        """An attendant-paid jackpot or cancelled credit (605a.5(d)) from a player's game
-        account, paid by the cage (cashier) up to the hand-pay limit, by a supervisor above it
-        (605a.4(d)); a dealer may not pay out."""
-        floor = floor_of(request)
-        await need(request, who, "hand_pay")
-        try:
-            movement = await vouchers.hand_pay(
-                floor.store,
-                body.account,
-                body.terminal,
-                body.amount,
-                body.kind,
-                actor=who.actor(),
-                reason=body.reason,
-            )
-        except FloorRefusedError as refusal:
-            raise floor_refusal(refusal) from None
-        return _booked(floor, movement)
-
-    @app.get("/api/floor/vouchers/{number}")
-    async def voucher(request: Request, number: str, who: Who) -> dict[str, Any]:
-        """A voucher's record: amount, issue and redemption (supervisor)."""
-        floor = floor_of(request)
-        await need(request, who, "read_voucher")
-        found = await vouchers.voucher(floor.store, number)
-        if found is None:
-            raise HTTPException(404, f"No voucher {number!r}.")
-        return found
-
-    @app.get("/api/floor/settings")
-    async def settings(request: Request, who: Who) -> dict[str, Any]:
-        """The operator's floor settings (dealer, supervisor)."""
-        floor = floor_of(request)
-        await need(request, who, "read_settings")
-        return await vouchers.floor_settings(floor.store)
-
-    @app.put("/api/floor/settings")
-    async def set_setting(request: Request, body: SettingBody, who: Who) -> dict[str, Any]:
-        """Change a floor setting (supervisor; audited)."""
-        floor = floor_of(request)
-        name = await need(request, who, "change_settings")
-        try:
-            return await vouchers.set_floor_setting(floor.store, body.key, body.value, by=name)
-        except FloorRefusedError as refusal:
-            raise floor_refusal(refusal) from None
-
-    @app.post("/api/floor/terminals")
-    async def register_terminal(request: Request, body: TerminalBody, who: Who) -> dict[str, Any]:
-        """Register, move or retire an EWT and bind it to its table and position (operator).
-        A new terminal (or ``credential: true``) gets a device credential: its secret is in
-        this answer only (``credential``), to be installed on the terminal."""
-        floor = floor_of(request)
-        await need(request, who, "register_terminal")
-        if body.table not in floor.tables:
-            raise HTTPException(404, f"No table {body.table!r}.")
-        try:
-            issued = await vouchers.register_terminal(
-                floor.store,
-                body.terminal,
-                body.table,
-                by=who.actor(),
-                status=body.status,
-                position=body.position,
-                credential=body.credential,
-            )
-        except FloorRefusedError as refusal:
-            raise floor_refusal(refusal) from None
-        from tablejack.server.trust_api import close_sockets
-
-        if issued is not None or body.status == "retired":  # the old credential is revoked
-            close_sockets(floor, [], {body.terminal})
-        await floor.auth.refresh()
-        rows = await vouchers.terminals(floor.store)
-        return {
-            "terminal": next(r for r in rows if r["id"] == body.terminal),
-            "credential": None if issued is None else issued.token,
-            "credential_id": None if issued is None else issued.credential.id,
-        }
-
-    @app.get("/api/floor/terminals")
-    async def terminal_list(request: Request, who: Who) -> list[dict[str, Any]]:
-        """Every registered EWT: its table, position and status, how many sockets are
-        connected from it now and which players are signed in there (``players``); for a role
-        that reads tilts, its open tilts (``tilts``; else null) (supervisor, operator)."""
-        floor = floor_of(request)
-        await need(request, who, "read_terminals")
-        rows = await vouchers.terminals(floor.store)
-        locks = await protections.open_locks(floor.store) if who.may("read_tilts") else None
-        sockets: dict[str, list[str]] = {}
-        for connection in floor.connections:
-            if connection.role == "player" and connection.terminal:
-                sockets.setdefault(connection.terminal, []).append(connection.subject)
-        return [
-            {
-                **row,
-                "connected": len(sockets.get(row["id"], [])),
-                "players": sorted(set(sockets.get(row["id"], []))),
-                "tilts": None
-                if locks is None
-                else [
-                    {
-                        "code": lock["code"],
-                        "reason": lock["reason"],
-                        "by": lock["locked_by"],
-                        "at_us": lock["locked_us"],
-                    }
-                    for lock in locks.get(row["id"], [])
-                ],
-            }
-            for row in rows
-        ]
-
-    @app.get("/api/floor/license")
-    async def license_view(request: Request, who: Who) -> dict[str, Any]:
-        """The licence count of § 605a.9(b): five EWTs count as one table (supervisor)."""
-        floor = floor_of(request)
-        await need(request, who, "read_terminals")
-        rows = await vouchers.terminals(floor.store)
-        active = [r for r in rows if r["status"] == "active"]
-        rounding = (await vouchers.floor_settings(floor.store))["license_rounding"]
-        per_table: dict[str, int] = {}
-        for row in active:
-            per_table[row["table_id"]] = per_table.get(row["table_id"], 0) + 1
-        return {
-            "rule": LICENSE_RULE,
-            "ewts_per_table": EWTS_PER_TABLE,
-            "rounding": rounding,
-            "active_terminals": len(active),
-            "counted_tables": license_count(len(active), rounding),
-            "terminals_per_table": dict(sorted(per_table.items())),
-            "terminals": rows,
-        }
-
-    @app.get("/api/floor/meters")
-    async def meters(request: Request, who: Who) -> dict[str, Any]:
-        """Meters per EWT, per table and for the floor, derived from the ledger (605a.5(d));
-        the gaming days that ended are snapshotted first (supervisor)."""
-        floor = floor_of(request)
-        await need(request, who, "read_meters")
-        await meters_report.ensure_snapshots(floor.store, floor.now_us())
-        return await meters_report.displayed_meters(floor.store)
-
-    @app.post("/api/floor/meters/clear")
-    async def clear(request: Request, body: ClearBody, who: Who) -> dict[str, Any]:
-        """An authorised meter clear (supervisor only); the readings before and after it are
-        recorded."""
-        floor = floor_of(request)
-        try:
-            return await meters_report.clear_meters(
-                floor.store,
-                body.scope,
-                body.scope_id,
-                by=who.subject,
-                role=who.role,
-                reason=body.reason,
-            )
-        except FloorRefusedError as refusal:
-            raise floor_refusal(refusal) from None
-
-    @app.get("/api/floor/meters/clears")
-    async def clears(request: Request, who: Who, limit: int = 100) -> list[dict[str, Any]]:
-        """The meter clears, newest first (supervisor)."""
-        floor = floor_of(request)
-        await need(request, who, "read_meters")
-        return await meters_report.meter_clears(floor.store, min(limit, 1000))
-
-    @app.get("/api/floor/reports/win")
-    async def win_report(request: Request, who: Who, day: str | None = None) -> dict[str, Any]:
-        """The win report of a gaming day (default: the current one) (supervisor)."""
-        floor = floor_of(request)
-        await need(request, who, "read_reports")
-        hour = (await vouchers.floor_settings(floor.store))["gaming_day_start_hour"]
-        chosen = day or meters_report.gaming_day_of(floor.now_us(), int(hour))
-        try:
-            return await meters_report.win_report(floor.store, chosen, floor.now_us())
-        except FloorRefusedError as refusal:
-            raise floor_refusal(refusal) from None
-
-    @app.get("/api/floor/tip")
-    async def tip_settings(request: Request, who: Who) -> dict[str, Any]:
-        """Whether tips are enabled and the largest tip (any signed-in terminal)."""
-        return await tips.tip_settings(floor_of(request).store)
-
-    @app.post("/api/floor/tip")
-    async def tip(request: Request, body: TipBody, who: Who) -> dict[str, Any]:
-        """A tip to the dealer from the player's own game account (tips enabled only): a
-        ``tip`` ledger row to the table's tip account, with an event of the terminal's
-        account log."""
-        floor = floor_of(request)
-        await need(request, who, "tip")
-        await _signed_in_player(request, who)
-        if body.table not in floor.tables:
-            raise await refuse(
-                request, who, "invalid", f"No table {body.table!r} to tip.", tips.TIP_RULE, 409
-            )
-        try:
-            movement = await tips.give_tip(
-                floor.store, body.table, body.amount, actor=who.actor(), at_us=floor.now_us()
-            )
-        except FloorRefusedError as refusal:
-            raise floor_refusal(refusal) from None
-        return {**_booked(floor, movement), "table": body.table}
-
-    @app.get("/api/floor/reports/tips")
-    async def tip_report(request: Request, who: Who, day: str | None = None) -> dict[str, Any]:
-        """The tip report of a gaming day (default: the current one) (supervisor)."""
-        floor = floor_of(request)
-        await need(request, who, "read_reports")
-        hour = (await vouchers.floor_settings(floor.store))["gaming_day_start_hour"]
-        chosen = day or meters_report.gaming_day_of(floor.now_us(), int(hour))
-        try:
-            return await tips.tip_report(floor.store, chosen, floor.now_us())
-        except FloorRefusedError as refusal:
-            raise floor_refusal(refusal) from None
-
-    @app.get("/api/floor/terminals/{terminal}/recall")
-    async def terminal_recall(
-        request: Request, terminal: str, who: Who, n: int = 10
-    ) -> list[dict[str, Any]]:
-        """The last game of a terminal and the nine before it, step by step: a player sees
-        the games he played there, a supervisor every game of the terminal."""
-        from tablejack.server.terminal_recall import recall_terminal
-
-        floor = floor_of(request)
-        await need(request, who, "recall_round")
-        player = who.subject if who.role == "player" else None
-        return await recall_terminal(floor.store, terminal, player=player, n=max(1, min(n, 10)))
-
-    async def _for_player(request: Request, account: str, who: Principal, what: str) -> Floor:
-        floor = floor_of(request)
-        if not (who.role == "supervisor" or (who.role == "player" and who.subject == account)):
-            raise await refuse(
-                request,
-                who,
-                "role",
-                f"Only the player himself or a supervisor may {what}.",
-                protections.LIMIT_RULE,
-            )
-        if await floor.store.balance(account) is None:
-            raise HTTPException(404, f"No game account {account!r}.")
-        return floor
-
-    @app.get("/api/floor/players/{account}/limits")
-    async def player_limits(request: Request, account: str, who: Who) -> dict[str, Any]:
-        """A player's limits, self-exclusion and today's wagers, losses and first wager."""
-        floor = await _for_player(request, account, who, "read the limits")
-        hour = int((await vouchers.floor_settings(floor.store))["gaming_day_start_hour"])
-        day = meters_report.gaming_day_of(floor.now_us(), hour)
-        start, end = meters_report.day_bounds(day, hour)
-        row = await protections.limits(floor.store, account) or {}
-        return {
-            "account": account,
-            "gaming_day": day,
-            **{
-                k: row.get(k)
-                for k in (*protections.LIMIT_FIELDS, "excluded_until_us", "changed_us")
-            },
-            "today": await protections.usage(floor.store, account, start, end),
-        }
-
-    @app.put("/api/floor/players/{account}/limits")
-    async def set_player_limits(
-        request: Request, account: str, body: LimitsBody, who: Who
-    ) -> dict[str, Any]:
-        """Set or tighten limits (at once); loosen them only 24 hours after the last change."""
-        floor = await _for_player(request, account, who, "set limits")
-        new = {name: getattr(body, name) for name in body.model_fields_set}
-        try:
-            await protections.set_limits(
-                floor.store, account, new, by=who.subject, at_us=floor.now_us()
-            )
-        except FloorRefusedError as refusal:
-            raise floor_refusal(refusal) from None
-        guard.invalidate(floor)
-        return await player_limits(request, account, who)
-
-    @app.post("/api/floor/players/{account}/self-exclusion")
-    async def self_exclusion(
-        request: Request, account: str, body: ExclusionBody, who: Who
-    ) -> dict[str, Any]:
-        """Exclude the player from wagering for ``days`` (only ever extended)."""
-        floor = await _for_player(request, account, who, "exclude")
-        now = floor.now_us()
-        try:
-            await protections.self_exclude(
-                floor.store,
-                account,
-                now + body.days * meters_report.DAY_US,
-                by=who.subject,
-                at_us=now,
-            )
-        except FloorRefusedError as refusal:
-            raise floor_refusal(refusal) from None
-        guard.invalidate(floor)
-        return await player_limits(request, account, who)
-
-    @app.post("/api/floor/terminals/{terminal}/tilt")
-    async def tilt(request: Request, terminal: str, body: TiltBody, who: Who) -> dict[str, Any]:
-        """Lock a terminal with a tilt code (dealer, supervisor): it takes no wager or decision
-        until a supervisor clears it."""
-        floor = floor_of(request)
-        name = await need(request, who, "lock_terminal")
-        try:
-            done = await protections.lock_terminal(
-                floor.store, terminal, body.code, body.reason, by=name, at_us=floor.now_us()
-            )
-        except FloorRefusedError as refusal:
-            raise floor_refusal(refusal) from None
-        guard.invalidate(floor)
-        await refresh_terminals(floor)  # the dealer console shows the terminal's tilt
-        for connection in list(floor.connections):
-            if connection.terminal == terminal:
-                connection.push(
-                    {
-                        "type": "error",
-                        "id": None,
-                        "code": "tilt",
-                        "rule": protections.TILT_RULE,
-                        "message": f"Terminal locked ({body.code}): call an attendant.",
-                    }
-                )
-        return done
-
-    @app.post("/api/floor/terminals/{terminal}/clear")
-    async def clear_tilt(
-        request: Request, terminal: str, body: TiltBody, who: Who
-    ) -> dict[str, Any]:
-        """Clear a terminal's tilts with a clear code (supervisor only)."""
-        floor = floor_of(request)
-        try:
-            done = await protections.clear_terminal(
-                floor.store,
-                terminal,
-                body.code,
-                body.reason,
-                by=who.subject,
-                role=who.role,
-                at_us=floor.now_us(),
-            )
-        except FloorRefusedError as refusal:
-            raise floor_refusal(refusal) from None
-        guard.invalidate(floor)
-        await refresh_terminals(floor)  # the dealer console shows the clear
-        return done
-
-    @app.get("/api/floor/tilts")
-    async def tilts(request: Request, who: Who) -> dict[str, Any]:
-        """The terminals locked now and their tilts (dealer, supervisor)."""
-        floor = floor_of(request)
-        await need(request, who, "read_tilts")
-        return await protections.open_locks(floor.store)
-
-    @app.get("/api/floor/integrity")
-    async def integrity(request: Request, who: Who) -> dict[str, Any]:
-        """The manifest hash of the running software and the release manifest (605a.4(c))."""
-        from tablejack.server.integrity import running_status
-
-        await need(request, who, "read_integrity")
-        state = request.app.state
-        return await asyncio.to_thread(
-            running_status,
-            getattr(state, "release_manifest", None),
-            public_key=getattr(state, "manifest_public_key", None),
+@router.post("/api/floor/cash-out")
+async def cash_out(request: Request, body: CashOut, who: Who) -> dict[str, Any]:
+    """Cash out at the terminal the player is signed in at: a voucher for the credit not in
+    play (605a.5(c)); the answer carries the voucher number and its validation code, and
+    ``in_play``: the cents still in play at the tables (their results come back to the
+    game account when the rounds settle). More than the credit not in play is refused,
+    naming the amount in play."""
+    floor = floor_of(request)
+    await need(request, who, "cash_out")
+    await _signed_in_player(request, who)
+    playing = await _cash_out_not_in_play(request, floor, who, body.amount)
+    try:
+        movement = await vouchers.cash_out(floor.store, body.amount, actor=who.actor())
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+    answer = _booked(floor, movement)
+    answer["in_play"] = sum(amount for _, _, amount in playing)
+    if playing:
+        answer["note"] = (
+            f"{_in_play_words(playing)} stays in play; its result is credited to the game "
+            "account when the round settles."
         )
+    return answer
+
+
+@router.post("/api/floor/voucher-in")
+async def voucher_in(request: Request, body: VoucherIn, who: Who) -> dict[str, Any]:
+    """Redeem a voucher at the terminal the player is signed in at, once (605a.5(c))."""
+    floor = floor_of(request)
+    await need(request, who, "voucher_in")
+    await _signed_in_player(request, who)
+    try:
+        movement = await vouchers.redeem_voucher(floor.store, body.code, actor=who.actor())
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+    return _booked(floor, movement)
+
+
+@router.post("/api/floor/hand-pay")
+async def hand_pay(request: Request, body: HandPay, who: Who) -> dict[str, Any]:
+    """An attendant-paid jackpot or cancelled credit (605a.5(d)) from a player's game
+    account, paid by the cage (cashier) up to the hand-pay limit, by a supervisor above it
+    (605a.4(d)); a dealer may not pay out."""
+    floor = floor_of(request)
+    await need(request, who, "hand_pay")
+    try:
+        movement = await vouchers.hand_pay(
+            floor.store,
+            body.account,
+            body.terminal,
+            body.amount,
+            body.kind,
+            actor=who.actor(),
+            reason=body.reason,
+        )
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+    return _booked(floor, movement)
+
+
+@router.get("/api/floor/vouchers/{number}")
+async def voucher(request: Request, number: str, who: Who) -> dict[str, Any]:
+    """A voucher's record: amount, issue and redemption (supervisor)."""
+    floor = floor_of(request)
+    await need(request, who, "read_voucher")
+    found = await vouchers.voucher(floor.store, number)
+    if found is None:
+        raise HTTPException(404, f"No voucher {number!r}.")
+    return found
+
+
+@router.get("/api/floor/settings")
+async def settings(request: Request, who: Who) -> dict[str, Any]:
+    """The operator's floor settings (dealer, supervisor)."""
+    floor = floor_of(request)
+    await need(request, who, "read_settings")
+    return await vouchers.floor_settings(floor.store)
+
+
+@router.put("/api/floor/settings")
+async def set_setting(request: Request, body: SettingBody, who: Who) -> dict[str, Any]:
+    """Change a floor setting (supervisor; audited)."""
+    floor = floor_of(request)
+    name = await need(request, who, "change_settings")
+    try:
+        return await vouchers.set_floor_setting(floor.store, body.key, body.value, by=name)
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+
+
+@router.post("/api/floor/terminals")
+async def register_terminal(request: Request, body: TerminalBody, who: Who) -> dict[str, Any]:
+    """Register, move or retire an EWT and bind it to its table and position (operator).
+    A new terminal (or ``credential: true``) gets a device credential: its secret is in
+    this answer only (``credential``), to be installed on the terminal."""
+    floor = floor_of(request)
+    await need(request, who, "register_terminal")
+    if body.table not in floor.tables:
+        raise HTTPException(404, f"No table {body.table!r}.")
+    try:
+        issued = await vouchers.register_terminal(
+            floor.store,
+            body.terminal,
+            body.table,
+            by=who.actor(),
+            status=body.status,
+            position=body.position,
+            credential=body.credential,
+        )
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+    from tablejack.server.trust_api import close_sockets
+
+    if issued is not None or body.status == "retired":  # the old credential is revoked
+        close_sockets(floor, [], {body.terminal})
+    await floor.auth.refresh()
+    rows = await vouchers.terminals(floor.store)
+    return {
+        "terminal": next(r for r in rows if r["id"] == body.terminal),
+        "credential": None if issued is None else issued.token,
+        "credential_id": None if issued is None else issued.credential.id,
+    }
+
+
+@router.get("/api/floor/terminals")
+async def terminal_list(request: Request, who: Who) -> list[dict[str, Any]]:
+    """Every registered EWT: its table, position and status, how many sockets are
+    connected from it now and which players are signed in there (``players``); for a role
+    that reads tilts, its open tilts (``tilts``; else null) (supervisor, operator)."""
+    floor = floor_of(request)
+    await need(request, who, "read_terminals")
+    rows = await vouchers.terminals(floor.store)
+    locks = await protections.open_locks(floor.store) if who.may("read_tilts") else None
+    sockets: dict[str, list[str]] = {}
+    for connection in floor.connections:
+        if connection.role == "player" and connection.terminal:
+            sockets.setdefault(connection.terminal, []).append(connection.subject)
+    return [
+        {
+            **row,
+            "connected": len(sockets.get(row["id"], [])),
+            "players": sorted(set(sockets.get(row["id"], []))),
+            "tilts": None
+            if locks is None
+            else [
+                {
+                    "code": lock["code"],
+                    "reason": lock["reason"],
+                    "by": lock["locked_by"],
+                    "at_us": lock["locked_us"],
+                }
+                for lock in locks.get(row["id"], [])
+            ],
+        }
+        for row in rows
+    ]
+
+
+@router.get("/api/floor/license")
+async def license_view(request: Request, who: Who) -> dict[str, Any]:
+    """The licence count of § 605a.9(b): five EWTs count as one table (supervisor)."""
+    floor = floor_of(request)
+    await need(request, who, "read_terminals")
+    rows = await vouchers.terminals(floor.store)
+    active = [r for r in rows if r["status"] == "active"]
+    rounding = (await vouchers.floor_settings(floor.store))["license_rounding"]
+    per_table: dict[str, int] = {}
+    for row in active:
+        per_table[row["table_id"]] = per_table.get(row["table_id"], 0) + 1
+    return {
+        "rule": LICENSE_RULE,
+        "ewts_per_table": EWTS_PER_TABLE,
+        "rounding": rounding,
+        "active_terminals": len(active),
+        "counted_tables": license_count(len(active), rounding),
+        "terminals_per_table": dict(sorted(per_table.items())),
+        "terminals": rows,
+    }
+
+
+@router.get("/api/floor/meters")
+async def meters(request: Request, who: Who) -> dict[str, Any]:
+    """Meters per EWT, per table and for the floor, derived from the ledger (605a.5(d));
+    the gaming days that ended are snapshotted first (supervisor)."""
+    floor = floor_of(request)
+    await need(request, who, "read_meters")
+    await meters_report.ensure_snapshots(floor.store, floor.now_us())
+    return await meters_report.displayed_meters(floor.store)
+
+
+@router.post("/api/floor/meters/clear")
+async def clear(request: Request, body: ClearBody, who: Who) -> dict[str, Any]:
+    """An authorised meter clear (supervisor only); the readings before and after it are
+    recorded."""
+    floor = floor_of(request)
+    try:
+        return await meters_report.clear_meters(
+            floor.store,
+            body.scope,
+            body.scope_id,
+            by=who.subject,
+            role=who.role,
+            reason=body.reason,
+        )
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+
+
+@router.get("/api/floor/meters/clears")
+async def clears(request: Request, who: Who, limit: int = 100) -> list[dict[str, Any]]:
+    """The meter clears, newest first (supervisor)."""
+    floor = floor_of(request)
+    await need(request, who, "read_meters")
+    return await meters_report.meter_clears(floor.store, min(limit, 1000))
+
+
+@router.get("/api/floor/reports/win")
+async def win_report(request: Request, who: Who, day: str | None = None) -> dict[str, Any]:
+    """The win report of a gaming day (default: the current one) (supervisor)."""
+    floor = floor_of(request)
+    await need(request, who, "read_reports")
+    hour = (await vouchers.floor_settings(floor.store))["gaming_day_start_hour"]
+    chosen = day or meters_report.gaming_day_of(floor.now_us(), int(hour))
+    try:
+        return await meters_report.win_report(floor.store, chosen, floor.now_us())
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+
+
+@router.get("/api/floor/tip")
+async def tip_settings(request: Request, who: Who) -> dict[str, Any]:
+    """Whether tips are enabled and the largest tip (any signed-in terminal)."""
+    return await tips.tip_settings(floor_of(request).store)
+
+
+@router.post("/api/floor/tip")
+async def tip(request: Request, body: TipBody, who: Who) -> dict[str, Any]:
+    """A tip to the dealer from the player's own game account (tips enabled only): a
+    ``tip`` ledger row to the table's tip account, with an event of the terminal's
+    account log."""
+    floor = floor_of(request)
+    await need(request, who, "tip")
+    await _signed_in_player(request, who)
+    if body.table not in floor.tables:
+        raise await refuse(
+            request, who, "invalid", f"No table {body.table!r} to tip.", tips.TIP_RULE, 409
+        )
+    try:
+        movement = await tips.give_tip(
+            floor.store, body.table, body.amount, actor=who.actor(), at_us=floor.now_us()
+        )
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+    return {**_booked(floor, movement), "table": body.table}
+
+
+@router.get("/api/floor/reports/tips")
+async def tip_report(request: Request, who: Who, day: str | None = None) -> dict[str, Any]:
+    """The tip report of a gaming day (default: the current one) (supervisor)."""
+    floor = floor_of(request)
+    await need(request, who, "read_reports")
+    hour = (await vouchers.floor_settings(floor.store))["gaming_day_start_hour"]
+    chosen = day or meters_report.gaming_day_of(floor.now_us(), int(hour))
+    try:
+        return await tips.tip_report(floor.store, chosen, floor.now_us())
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+
+
+@router.get("/api/floor/terminals/{terminal}/recall")
+async def terminal_recall(
+    request: Request, terminal: str, who: Who, n: int = 10
+) -> list[dict[str, Any]]:
+    """The last game of a terminal and the nine before it, step by step: a player sees
+    the games he played there, a supervisor every game of the terminal."""
+    from tablejack.server.terminal_recall import recall_terminal
+
+    floor = floor_of(request)
+    await need(request, who, "recall_round")
+    player = who.subject if who.role == "player" else None
+    return await recall_terminal(floor.store, terminal, player=player, n=max(1, min(n, 10)))
+
+
+async def _for_player(request: Request, account: str, who: Principal, what: str) -> Floor:
+    floor = floor_of(request)
+    if not (who.role == "supervisor" or (who.role == "player" and who.subject == account)):
+        raise await refuse(
+            request,
+            who,
+            "role",
+            f"Only the player himself or a supervisor may {what}.",
+            protections.LIMIT_RULE,
+        )
+    if await floor.store.balance(account) is None:
+        raise HTTPException(404, f"No game account {account!r}.")
+    return floor
+
+
+@router.get("/api/floor/players/{account}/limits")
+async def player_limits(request: Request, account: str, who: Who) -> dict[str, Any]:
+    """A player's limits, self-exclusion and today's wagers, losses and first wager."""
+    floor = await _for_player(request, account, who, "read the limits")
+    hour = int((await vouchers.floor_settings(floor.store))["gaming_day_start_hour"])
+    day = meters_report.gaming_day_of(floor.now_us(), hour)
+    start, end = meters_report.day_bounds(day, hour)
+    row = await protections.limits(floor.store, account) or {}
+    return {
+        "account": account,
+        "gaming_day": day,
+        **{k: row.get(k) for k in (*protections.LIMIT_FIELDS, "excluded_until_us", "changed_us")},
+        "today": await protections.usage(floor.store, account, start, end),
+    }
+
+
+@router.put("/api/floor/players/{account}/limits")
+async def set_player_limits(
+    request: Request, account: str, body: LimitsBody, who: Who
+) -> dict[str, Any]:
+    """Set or tighten limits (at once); loosen them only 24 hours after the last change."""
+    floor = await _for_player(request, account, who, "set limits")
+    new = {name: getattr(body, name) for name in body.model_fields_set}
+    try:
+        await protections.set_limits(
+            floor.store, account, new, by=who.subject, at_us=floor.now_us()
+        )
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+    guard.invalidate(floor)
+    return await player_limits(request, account, who)
+
+
+@router.post("/api/floor/players/{account}/self-exclusion")
+async def self_exclusion(
+    request: Request, account: str, body: ExclusionBody, who: Who
+) -> dict[str, Any]:
+    """Exclude the player from wagering for ``days`` (only ever extended)."""
+    floor = await _for_player(request, account, who, "exclude")
+    now = floor.now_us()
+    try:
+        await protections.self_exclude(
+            floor.store,
+            account,
+            now + body.days * meters_report.DAY_US,
+            by=who.subject,
+            at_us=now,
+        )
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+    guard.invalidate(floor)
+    return await player_limits(request, account, who)
+
+
+@router.post("/api/floor/terminals/{terminal}/tilt")
+async def tilt(request: Request, terminal: str, body: TiltBody, who: Who) -> dict[str, Any]:
+    """Lock a terminal with a tilt code (dealer, supervisor): it takes no wager or decision
+    until a supervisor clears it."""
+    floor = floor_of(request)
+    name = await need(request, who, "lock_terminal")
+    try:
+        done = await protections.lock_terminal(
+            floor.store, terminal, body.code, body.reason, by=name, at_us=floor.now_us()
+        )
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+    guard.invalidate(floor)
+    await refresh_terminals(floor)  # the dealer console shows the terminal's tilt
+    for connection in list(floor.connections):
+        if connection.terminal == terminal:
+            connection.push(
+                {
+                    "type": "error",
+                    "id": None,
+                    "code": "tilt",
+                    "rule": protections.TILT_RULE,
+                    "message": f"Terminal locked ({body.code}): call an attendant.",
+                }
+            )
+    return done
+
+
+@router.post("/api/floor/terminals/{terminal}/clear")
+async def clear_tilt(request: Request, terminal: str, body: TiltBody, who: Who) -> dict[str, Any]:
+    """Clear a terminal's tilts with a clear code (supervisor only)."""
+    floor = floor_of(request)
+    try:
+        done = await protections.clear_terminal(
+            floor.store,
+            terminal,
+            body.code,
+            body.reason,
+            by=who.subject,
+            role=who.role,
+            at_us=floor.now_us(),
+        )
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+    guard.invalidate(floor)
+    await refresh_terminals(floor)  # the dealer console shows the clear
+    return done
+
+
+@router.get("/api/floor/tilts")
+async def tilts(request: Request, who: Who) -> dict[str, Any]:
+    """The terminals locked now and their tilts (dealer, supervisor)."""
+    floor = floor_of(request)
+    await need(request, who, "read_tilts")
+    return await protections.open_locks(floor.store)
+
+
+@router.get("/api/floor/integrity")
+async def integrity(request: Request, who: Who) -> dict[str, Any]:
+    """The manifest hash of the running software and the release manifest (605a.4(c))."""
+    from tablejack.server.integrity import running_status
+
+    await need(request, who, "read_integrity")
+    state = request.app.state
+    return await asyncio.to_thread(
+        running_status,
+        getattr(state, "release_manifest", None),
+        public_key=getattr(state, "manifest_public_key", None),
+    )

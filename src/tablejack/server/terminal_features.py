@@ -27,7 +27,7 @@ from collections import OrderedDict
 from importlib import resources
 from typing import Any
 
-from fastapi import FastAPI, HTTPException
+from fastapi import APIRouter, HTTPException
 from fastapi.responses import FileResponse
 from sqlalchemy import select
 
@@ -47,8 +47,8 @@ __all__ = [
     "check_confirmation",
     "confirm_wager",
     "last_wagers",
-    "register",
     "repeat_last_bet",
+    "router",
 ]
 
 CONFIRM_RULE = "PA 605a double confirmation"
@@ -248,16 +248,17 @@ async def repeat_last_bet(
     return reply
 
 
-def register(app: FastAPI) -> None:
-    """Serve the terminal's language catalog: ``GET /static/i18n/{lang}.json``."""
+router = APIRouter()
 
-    @app.get("/static/i18n/{name}", include_in_schema=False)
-    async def catalog(name: str) -> FileResponse:
-        if name.removesuffix(".json") not in LANGUAGES or not name.endswith(".json"):
-            raise HTTPException(404, "No such language.")
-        return FileResponse(str(I18N.joinpath(name)), media_type="application/json")
 
-    @app.get("/api/languages")
-    async def languages() -> dict[str, Any]:
-        """The languages of the terminal's catalog (``/static/i18n/<lang>.json``)."""
-        return {"languages": list(LANGUAGES), "default": LANGUAGES[0]}
+@router.get("/static/i18n/{name}", include_in_schema=False)
+async def catalog(name: str) -> FileResponse:
+    if name.removesuffix(".json") not in LANGUAGES or not name.endswith(".json"):
+        raise HTTPException(404, "No such language.")
+    return FileResponse(str(I18N.joinpath(name)), media_type="application/json")
+
+
+@router.get("/api/languages")
+async def languages() -> dict[str, Any]:
+    """The languages of the terminal's catalog (``/static/i18n/<lang>.json``)."""
+    return {"languages": list(LANGUAGES), "default": LANGUAGES[0]}

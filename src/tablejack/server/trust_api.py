@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Request, Response
+from fastapi import APIRouter, HTTPException, Request, Response
 from pydantic import Field, StrictInt
 
 from tablejack.server.access import Strict, Who, floor_of, floor_refusal, need, refuse
@@ -38,7 +38,7 @@ from tablejack.store.checkpoints import Checkpointer
 from tablejack.store.policy import Actor, Role
 from tablejack.store.vouchers import FloorRefusedError, pay_voucher, refusal_of
 
-__all__ = ["CheckpointSettings", "close_sockets", "register", "run_checkpoints", "set_cookie"]
+__all__ = ["CheckpointSettings", "close_sockets", "router", "run_checkpoints", "set_cookie"]
 
 log = logging.getLogger("tablejack.server")
 
@@ -179,228 +179,233 @@ def close_sockets(floor: Floor, credential_ids: list[str], terminals: set[str]) 
     return closed
 
 
-def register(app: FastAPI) -> None:
-    """Add the routes of trust to the app."""
+router = APIRouter()
 
-    @app.post("/api/session")
-    async def sign_in(request: Request, response: Response, body: SignIn) -> dict[str, Any]:
-        """Sign in: a session cookie for a person (a player: at a terminal)."""
-        floor = floor_of(request)
-        principal = await floor.auth.authenticate(body.token, fresh=True)
-        if principal is None or principal.role == Role.TERMINAL.value:
-            raise await refuse(
-                request, None, "auth", "Unknown, expired or revoked token.", ACCESS_RULE, 401
-            )
-        parent = await creds.lookup(floor.store, body.token)
-        assert parent is not None
-        if parent.parent is not None:
-            raise await refuse(
-                request,
-                principal,
-                "auth",
-                "Sign in with your own token; a session does not open another.",
-                ACCESS_RULE,
-                401,
-            )
-        terminal: str | None = None
-        if principal.role == Role.PLAYER.value:
-            terminal = principal.terminal or body.terminal
-            key = body.terminal_key or request.cookies.get(DEVICE_COOKIE)
-            if body.terminal is None and body.terminal_key is None and key is not None:
-                device = await floor.auth.authenticate(key)
-                terminal = device.subject if device is not None else None
-            try:
-                if terminal is None:
-                    raise AuthRefusedError(
-                        "terminal", "A player signs in at a terminal (this browser is not one)."
-                    )
-                await floor.auth.terminal(terminal, key)
-            except AuthRefusedError as refusal:
-                raise await refuse(
-                    request, principal, refusal.code, refusal.message, refusal.rule
-                ) from None
-        session = await creds.open_session(
-            floor.store, parent, terminal=terminal, by=principal.actor()
+
+@router.post("/api/session")
+async def sign_in(request: Request, response: Response, body: SignIn) -> dict[str, Any]:
+    """Sign in: a session cookie for a person (a player: at a terminal)."""
+    floor = floor_of(request)
+    principal = await floor.auth.authenticate(body.token, fresh=True)
+    if principal is None or principal.role == Role.TERMINAL.value:
+        raise await refuse(
+            request, None, "auth", "Unknown, expired or revoked token.", ACCESS_RULE, 401
         )
-        set_cookie(request, response, SESSION_COOKIE, session.token, session.credential.expires_us)
-        return {
-            "role": principal.role,
-            "subject": principal.subject,
-            "terminal": terminal,
-            "session": session.credential.id,
-            "expires_us": session.credential.expires_us,
-        }
-
-    @app.delete("/api/session")
-    async def sign_out(request: Request, response: Response) -> dict[str, Any]:
-        """Sign out: the session is revoked and its cookie cleared."""
-        floor = floor_of(request)
-        token = request.cookies.get(SESSION_COOKIE)
-        revoked: list[str] = []
-        if token:
-            found = await creds.lookup(floor.store, token)
-            if found is not None and found.parent is not None:
-                by = Actor(Role(found.role), found.subject, found.terminal or "")
-                revoked = await floor.auth.revoke(found.id, by=by)
-        response.delete_cookie(SESSION_COOKIE, path="/")
-        return {"ok": True, "revoked": revoked}
-
-    @app.post("/api/terminal/enrol")
-    async def enrol(request: Request, response: Response, body: Enrol) -> dict[str, Any]:
-        """This browser becomes terminal ``terminal`` (its device credential in an HttpOnly
-        cookie)."""
-        floor = floor_of(request)
+    parent = await creds.lookup(floor.store, body.token)
+    assert parent is not None
+    if parent.parent is not None:
+        raise await refuse(
+            request,
+            principal,
+            "auth",
+            "Sign in with your own token; a session does not open another.",
+            ACCESS_RULE,
+            401,
+        )
+    terminal: str | None = None
+    if principal.role == Role.PLAYER.value:
+        terminal = principal.terminal or body.terminal
+        key = body.terminal_key or request.cookies.get(DEVICE_COOKIE)
+        if body.terminal is None and body.terminal_key is None and key is not None:
+            device = await floor.auth.authenticate(key)
+            terminal = device.subject if device is not None else None
         try:
-            binding, device = await floor.auth.terminal(body.terminal, body.terminal_key)
+            if terminal is None:
+                raise AuthRefusedError(
+                    "terminal", "A player signs in at a terminal (this browser is not one)."
+                )
+            await floor.auth.terminal(terminal, key)
         except AuthRefusedError as refusal:
             raise await refuse(
-                request, None, refusal.code, refusal.message, refusal.rule, 401
+                request, principal, refusal.code, refusal.message, refusal.rule
             ) from None
-        set_cookie(request, response, DEVICE_COOKIE, body.terminal_key, device.expires_us)
-        return {"terminal": binding.terminal, "table": binding.table, "position": binding.position}
+    session = await creds.open_session(floor.store, parent, terminal=terminal, by=principal.actor())
+    set_cookie(request, response, SESSION_COOKIE, session.token, session.credential.expires_us)
+    return {
+        "role": principal.role,
+        "subject": principal.subject,
+        "terminal": terminal,
+        "session": session.credential.id,
+        "expires_us": session.credential.expires_us,
+    }
 
-    @app.get("/api/terminal")
-    async def this_terminal(request: Request) -> dict[str, Any]:
-        """The terminal this browser is enrolled as (404: none)."""
-        floor = floor_of(request)
-        key = request.cookies.get(DEVICE_COOKIE)
-        device = None if key is None else await floor.auth.authenticate(key, fresh=True)
-        if device is None or device.role != Role.TERMINAL.value:
-            raise HTTPException(404, "This browser is not an enrolled terminal.")
-        binding = await floor.auth.binding(device.subject)
-        return {"terminal": binding.terminal, "table": binding.table, "position": binding.position}
 
-    @app.post("/api/tokens")
-    async def issue_token(request: Request, body: TokenBody, who: Who) -> dict[str, Any]:
-        """Issue a credential (operator); the secret is in this answer only."""
-        floor = floor_of(request)
-        await need(request, who, "issue_token")
-        if body.role == "player" and await floor.store.balance(body.subject) is None:
-            raise HTTPException(404, f"No game account {body.subject!r}; the cage opens it first.")
-        try:
-            issued = await creds.issue(
-                floor.store,
-                body.role,
-                body.subject,
-                by=who.actor(),
-                lifetime_s=body.lifetime_s,
-                label=body.label,
-            )
-        except StoreError as error:
-            raise await refuse(request, who, "invalid", str(error), ACCESS_RULE, 409) from None
-        await floor.store.audit(
-            "token",
-            f"issued {issued.credential.id} ({body.role} {body.subject})",
-            actor=who.subject,
+@router.delete("/api/session")
+async def sign_out(request: Request, response: Response) -> dict[str, Any]:
+    """Sign out: the session is revoked and its cookie cleared."""
+    floor = floor_of(request)
+    token = request.cookies.get(SESSION_COOKIE)
+    revoked: list[str] = []
+    if token:
+        found = await creds.lookup(floor.store, token)
+        if found is not None and found.parent is not None:
+            by = Actor(Role(found.role), found.subject, found.terminal or "")
+            revoked = await floor.auth.revoke(found.id, by=by)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return {"ok": True, "revoked": revoked}
+
+
+@router.post("/api/terminal/enrol")
+async def enrol(request: Request, response: Response, body: Enrol) -> dict[str, Any]:
+    """This browser becomes terminal ``terminal`` (its device credential in an HttpOnly
+    cookie)."""
+    floor = floor_of(request)
+    try:
+        binding, device = await floor.auth.terminal(body.terminal, body.terminal_key)
+    except AuthRefusedError as refusal:
+        raise await refuse(
+            request, None, refusal.code, refusal.message, refusal.rule, 401
+        ) from None
+    set_cookie(request, response, DEVICE_COOKIE, body.terminal_key, device.expires_us)
+    return {"terminal": binding.terminal, "table": binding.table, "position": binding.position}
+
+
+@router.get("/api/terminal")
+async def this_terminal(request: Request) -> dict[str, Any]:
+    """The terminal this browser is enrolled as (404: none)."""
+    floor = floor_of(request)
+    key = request.cookies.get(DEVICE_COOKIE)
+    device = None if key is None else await floor.auth.authenticate(key, fresh=True)
+    if device is None or device.role != Role.TERMINAL.value:
+        raise HTTPException(404, "This browser is not an enrolled terminal.")
+    binding = await floor.auth.binding(device.subject)
+    return {"terminal": binding.terminal, "table": binding.table, "position": binding.position}
+
+
+@router.post("/api/tokens")
+async def issue_token(request: Request, body: TokenBody, who: Who) -> dict[str, Any]:
+    """Issue a credential (operator); the secret is in this answer only."""
+    floor = floor_of(request)
+    await need(request, who, "issue_token")
+    if body.role == "player" and await floor.store.balance(body.subject) is None:
+        raise HTTPException(404, f"No game account {body.subject!r}; the cage opens it first.")
+    try:
+        issued = await creds.issue(
+            floor.store,
+            body.role,
+            body.subject,
+            by=who.actor(),
+            lifetime_s=body.lifetime_s,
+            label=body.label,
         )
-        return {"token": issued.token, **issued.credential.to_json()}
+    except StoreError as error:
+        raise await refuse(request, who, "invalid", str(error), ACCESS_RULE, 409) from None
+    await floor.store.audit(
+        "token",
+        f"issued {issued.credential.id} ({body.role} {body.subject})",
+        actor=who.subject,
+    )
+    return {"token": issued.token, **issued.credential.to_json()}
 
-    @app.get("/api/tokens")
-    async def list_tokens(
-        request: Request, who: Who, role: str | None = None, subject: str | None = None
-    ) -> list[dict[str, Any]]:
-        """Credentials, newest first, without their secrets (supervisor, operator)."""
-        await need(request, who, "read_tokens")
-        found = await creds.credentials(floor_of(request).store, role=role, subject=subject)
-        return [c.to_json() for c in found]
 
-    @app.post("/api/tokens/{credential_id}/revoke")
-    async def revoke_token(request: Request, credential_id: str, who: Who) -> dict[str, Any]:
-        """Revoke a credential and its sessions (supervisor, operator); its sockets close."""
-        floor = floor_of(request)
-        await need(request, who, "revoke_token")
-        found = await creds.credential_by_id(floor.store, credential_id)
-        if found is None:
-            raise HTTPException(404, f"No credential {credential_id!r}.")
-        ids = await floor.auth.revoke(credential_id, by=who.actor())
-        terminals = {found.subject} if found.role == Role.TERMINAL.value else set()
-        closed = close_sockets(floor, ids, terminals)
-        await floor.store.audit(
-            "revoke",
-            f"revoked {', '.join(ids) or credential_id} ({found.role} {found.subject}); "
-            f"{closed} socket(s) closed",
-            actor=who.subject,
-            rule=ACCESS_RULE,
+@router.get("/api/tokens")
+async def list_tokens(
+    request: Request, who: Who, role: str | None = None, subject: str | None = None
+) -> list[dict[str, Any]]:
+    """Credentials, newest first, without their secrets (supervisor, operator)."""
+    await need(request, who, "read_tokens")
+    found = await creds.credentials(floor_of(request).store, role=role, subject=subject)
+    return [c.to_json() for c in found]
+
+
+@router.post("/api/tokens/{credential_id}/revoke")
+async def revoke_token(request: Request, credential_id: str, who: Who) -> dict[str, Any]:
+    """Revoke a credential and its sessions (supervisor, operator); its sockets close."""
+    floor = floor_of(request)
+    await need(request, who, "revoke_token")
+    found = await creds.credential_by_id(floor.store, credential_id)
+    if found is None:
+        raise HTTPException(404, f"No credential {credential_id!r}.")
+    ids = await floor.auth.revoke(credential_id, by=who.actor())
+    terminals = {found.subject} if found.role == Role.TERMINAL.value else set()
+    closed = close_sockets(floor, ids, terminals)
+    await floor.store.audit(
+        "revoke",
+        f"revoked {', '.join(ids) or credential_id} ({found.role} {found.subject}); "
+        f"{closed} socket(s) closed",
+        actor=who.subject,
+        rule=ACCESS_RULE,
+    )
+    return {"revoked": ids, "closed_sockets": closed}
+
+
+@router.post("/api/cage/players")
+async def open_account(request: Request, body: AccountBody, who: Who) -> dict[str, Any]:
+    """Open a player's game account (cashier)."""
+    floor = floor_of(request)
+    await need(request, who, "sell_credit")
+    try:
+        created = await floor.store.ensure_account(body.player, "player", body.name)
+    except StoreError as error:  # a name of another kind of account (vouchers, cage …)
+        refusal = refusal_of(error)
+        raise await refuse(request, who, refusal.code, refusal.message, refusal.rule, 409) from None
+    floor.balances.setdefault(body.player, await floor.store.balance(body.player) or 0)
+    return {"account": body.player, "created": created}
+
+
+@router.post("/api/cage/credit")
+async def sell_credit(request: Request, body: CreditBody, who: Who) -> dict[str, Any]:
+    """Credit sold for cash at the cage (cashier): cage → the player's game account."""
+    floor = floor_of(request)
+    await need(request, who, "sell_credit")
+    try:
+        record = await floor.store.fund(
+            body.account, body.amount, "credit sold at the cage", actor=who.actor()
         )
-        return {"revoked": ids, "closed_sockets": closed}
+    except StoreError as error:
+        refusal = refusal_of(error)
+        raise await refuse(request, who, refusal.code, refusal.message, refusal.rule, 409) from None
+    if body.account in floor.balances:
+        floor.balances[body.account] += body.amount
+    return {"ok": True, "log": record.round_id, "seq": record.seq, "amount": body.amount}
 
-    @app.post("/api/cage/players")
-    async def open_account(request: Request, body: AccountBody, who: Who) -> dict[str, Any]:
-        """Open a player's game account (cashier)."""
-        floor = floor_of(request)
-        await need(request, who, "sell_credit")
-        try:
-            created = await floor.store.ensure_account(body.player, "player", body.name)
-        except StoreError as error:  # a name of another kind of account (vouchers, cage …)
-            refusal = refusal_of(error)
-            raise await refuse(
-                request, who, refusal.code, refusal.message, refusal.rule, 409
-            ) from None
-        floor.balances.setdefault(body.player, await floor.store.balance(body.player) or 0)
-        return {"account": body.player, "created": created}
 
-    @app.post("/api/cage/credit")
-    async def sell_credit(request: Request, body: CreditBody, who: Who) -> dict[str, Any]:
-        """Credit sold for cash at the cage (cashier): cage → the player's game account."""
-        floor = floor_of(request)
-        await need(request, who, "sell_credit")
-        try:
-            record = await floor.store.fund(
-                body.account, body.amount, "credit sold at the cage", actor=who.actor()
-            )
-        except StoreError as error:
-            refusal = refusal_of(error)
-            raise await refuse(
-                request, who, refusal.code, refusal.message, refusal.rule, 409
-            ) from None
-        if body.account in floor.balances:
-            floor.balances[body.account] += body.amount
-        return {"ok": True, "log": record.round_id, "seq": record.seq, "amount": body.amount}
+@router.post("/api/cage/vouchers")
+async def cash_voucher(request: Request, body: VoucherBody, who: Who) -> dict[str, Any]:
+    """A voucher cashed at the cage (cashier), once."""
+    floor = floor_of(request)
+    await need(request, who, "voucher_paid")
+    try:
+        movement = await pay_voucher(floor.store, body.code, actor=who.actor())
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+    return movement.to_json()
 
-    @app.post("/api/cage/vouchers")
-    async def cash_voucher(request: Request, body: VoucherBody, who: Who) -> dict[str, Any]:
-        """A voucher cashed at the cage (cashier), once."""
-        floor = floor_of(request)
-        await need(request, who, "voucher_paid")
-        try:
-            movement = await pay_voucher(floor.store, body.code, actor=who.actor())
-        except FloorRefusedError as refusal:
-            raise floor_refusal(refusal) from None
-        return movement.to_json()
 
-    @app.get("/api/checkpoints")
-    async def checkpoints(request: Request, who: Who, limit: int = 20) -> dict[str, Any]:
-        """The newest signed checkpoints (supervisor, operator)."""
-        from sqlalchemy import select
+@router.get("/api/checkpoints")
+async def checkpoints(request: Request, who: Who, limit: int = 20) -> dict[str, Any]:
+    """The newest signed checkpoints (supervisor, operator)."""
+    from sqlalchemy import select
 
-        from tablejack.store.models import CHECKPOINTS
+    from tablejack.store.models import CHECKPOINTS
 
-        await need(request, who, "verify_log")
-        store = floor_of(request).store
-        async with store.engine.connect() as connection:
-            rows = (
-                (
-                    await connection.execute(
-                        select(CHECKPOINTS)
-                        .order_by(CHECKPOINTS.c.number.desc())
-                        .limit(max(1, min(limit, 500)))
-                    )
+    await need(request, who, "verify_log")
+    store = floor_of(request).store
+    async with store.engine.connect() as connection:
+        rows = (
+            (
+                await connection.execute(
+                    select(CHECKPOINTS)
+                    .order_by(CHECKPOINTS.c.number.desc())
+                    .limit(max(1, min(limit, 500)))
                 )
-                .mappings()
-                .all()
             )
-        checkpointer: Checkpointer | None = request.app.state.checkpointer
-        return {
-            "key_id": None if checkpointer is None else checkpointer.key_id,
-            "checkpoints": [dict(row) for row in rows],
-        }
+            .mappings()
+            .all()
+        )
+    checkpointer: Checkpointer | None = request.app.state.checkpointer
+    return {
+        "key_id": None if checkpointer is None else checkpointer.key_id,
+        "checkpoints": [dict(row) for row in rows],
+    }
 
-    @app.post("/api/checkpoints")
-    async def checkpoint_now(request: Request, who: Who) -> dict[str, Any]:
-        """Take a checkpoint now (supervisor, operator)."""
-        await need(request, who, "verify_log")
-        checkpointer: Checkpointer | None = request.app.state.checkpointer
-        if checkpointer is None:
-            raise HTTPException(409, "This server has no checkpoint key (docs/security.md).")
-        made = await checkpointer.checkpoint("manual", force=True)
-        return {"checkpoint": None if made is None else made.to_json()}
+
+@router.post("/api/checkpoints")
+async def checkpoint_now(request: Request, who: Who) -> dict[str, Any]:
+    """Take a checkpoint now (supervisor, operator)."""
+    await need(request, who, "verify_log")
+    checkpointer: Checkpointer | None = request.app.state.checkpointer
+    if checkpointer is None:
+        raise HTTPException(409, "This server has no checkpoint key (docs/security.md).")
+    made = await checkpointer.checkpoint("manual", force=True)
+    return {"checkpoint": None if made is None else made.to_json()}
