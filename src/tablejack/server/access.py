@@ -16,10 +16,11 @@ from pydantic import BaseModel, ConfigDict
 
 from tablejack.server.auth import Principal, bearer
 from tablejack.server.floor import Floor
+from tablejack.server.table import Table
 from tablejack.store import StoreError
 from tablejack.store.policy import PERMISSIONS, Role
 
-__all__ = ["Strict", "Who", "floor_of", "floor_refusal", "identity", "need", "refuse"]
+__all__ = ["Strict", "Who", "floor_of", "floor_refusal", "identity", "need", "refuse", "table_of"]
 
 
 class Strict(BaseModel):
@@ -33,6 +34,14 @@ def floor_of(request: Request) -> Floor:
     """The floor the app serves."""
     floor: Floor = request.app.state.floor
     return floor
+
+
+def table_of(request: Request, table_id: str) -> Table:
+    """The floor's table ``table_id``; 404 when the floor has none."""
+    table = floor_of(request).tables.get(table_id)
+    if table is None:
+        raise HTTPException(404, f"No table {table_id!r}.")
+    return table
 
 
 async def refuse(

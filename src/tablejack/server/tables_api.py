@@ -17,14 +17,14 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import Field, StrictInt
 
-from tablejack.server.access import Strict, Who, floor_of, need
+from tablejack.server.access import Strict, Who, floor_of, need, table_of
 from tablejack.server.auth import Principal
 from tablejack.server.protocol import PROTOCOL_VERSION
-from tablejack.server.table import RefusedError, Table
+from tablejack.server.table import RefusedError
 from tablejack.server.text import SafeText
 from tablejack.store.policy import PERMISSIONS
 
-__all__ = ["refused_http", "router", "table_of"]
+__all__ = ["refused_http", "router"]
 
 log = logging.getLogger("tablejack.server")
 
@@ -63,13 +63,6 @@ class DeckInspectionBody(Strict):
     dealer: SafeText = Field(min_length=1, max_length=64)
     result: SafeText = Field(default="ok", pattern=r"^(ok|defect)$")
     note: SafeText = Field(default="", max_length=200)
-
-
-def table_of(request: Request, table_id: str) -> Table:
-    table = floor_of(request).tables.get(table_id)
-    if table is None:
-        raise HTTPException(404, f"No table {table_id!r}.")
-    return table
 
 
 async def refused_http(

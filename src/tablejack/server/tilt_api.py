@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Request
 from pydantic import Field
 
-from tablejack.server.access import Strict, Who, floor_of
+from tablejack.server.access import Strict, Who, floor_of, table_of
 from tablejack.server.auth import Principal
 from tablejack.server.inventory import card_code, counts_of, load, unload
 from tablejack.server.table import RefusedError, Table
@@ -124,12 +124,6 @@ class TableTiltBody(Strict):
 def register_tilts(app: FastAPI) -> None:
     """Add the table tilt routes: ``POST /api/tables/{id}/tilt`` (dealer, supervisor),
     ``POST /api/tables/{id}/clear`` (supervisor only), ``GET /api/tables/{id}/tilts``."""
-
-    def table_of(request: Request, table_id: str) -> Table:
-        table = floor_of(request).tables.get(table_id)
-        if table is None:
-            raise HTTPException(404, f"No table {table_id!r}.")
-        return table
 
     async def refused(
         table: Table, who: Principal, refusal: RefusedError, status: int = 409
