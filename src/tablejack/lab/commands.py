@@ -457,7 +457,9 @@ def paytable(
         lattice = design.Lattice(
             min_pay=min_pay, max_pay=max_pay, pays=pays, ranges=ranges, hold=frozenset(hold or ())
         )
-        with _working("paytable search", as_json=as_json) as step:
+        # the Buzzer Beater and EZ Bust need the exact analysis (seconds); par sheets too
+        long = out is not None or game in ("hybrid", "classic")
+        with _working("paytable search", as_json=as_json, announce=long) as step:
             spec, rules, analysis = _rules(game, rules_file, decks=decks)
             outcomes = design.wager_outcomes(spec.id, spec.wager(wager), rules, analysis, form=form)
             result = design.search(outcomes, target, count, lattice)
@@ -522,8 +524,10 @@ def _print_paytables(payload: dict[str, Any]) -> None:
     console.print(
         f"base paytable ({base['name']}): house edge {base['house_edge'] * 100:.4f}%, {verdict}"
     )
-    for violation in base["violations"]:
+    for violation in base["violations"][:4]:
         console.print(f"  not monotone: {violation}")
+    if len(base["violations"]) > 4:
+        console.print(f"  ({len(base['violations']) - 4} more with --json)")
     for pay in base["off_lattice_pays"]:
         console.print(f"  off the lattice: {pay}")
     console.print("columns:")
