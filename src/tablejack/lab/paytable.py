@@ -59,8 +59,11 @@ __all__ = [
     "ez_bust_outcomes",
     "kings_bounty_outcomes",
     "lattice_reach",
+    "parse_edge",
+    "parse_pay_range",
     "parsheet_data",
     "pay_ladder",
+    "print_report",
     "report",
     "royal_match_outcomes",
     "search",
@@ -1476,3 +1479,97 @@ def write_parsheets(
     payload["files"] = files
     (root / "paytables.json").write_text(json.dumps(payload, indent=2), "utf-8")
     return files
+
+
+# -- the command line -------------------------------------------------------------------------
+
+
+def parse_edge(text: str) -> Fraction:
+    """A house edge from the command line, exactly: ``0.05``, ``5%`` or ``1/20``.
+
+    >>> parse_edge("5%"), parse_edge("-17.34%")
+    (Fraction(1, 20), Fraction(-867, 5000))
+    """
+    raw = text.strip()
+    try:
+        value = Fraction(raw[:-1]) / 100 if raw.endswith("%") else Fraction(raw)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(
+            f"--target-edge {text!r} must be a house edge such as 0.05, 5% or 1/20."
+        ) from None
+    return value
+
+
+def parse_pay_range(text: str) -> tuple[str, tuple[int, int]]:
+    """``LINE=LOW:HIGH`` (or ``LINE=PAY``) from the command line.
+
+    >>> parse_pay_range("pair=8:12")
+    ('pair', (8, 12))
+    """
+    line, _, bounds = text.partition("=")
+    low, _, high = bounds.partition(":")
+    try:
+        pair = (int(low), int(high or low))
+    except ValueError:
+        raise ValueError(
+            f"--pay {text!r} must be LINE=LOW:HIGH (pays N to 1), e.g. pair=8:12."
+        ) from None
+    return line.strip(), pair
+
+
+def _small_pct(value: float) -> str:
+    """A percentage to four places, or in scientific notation when smaller."""
+    if value == 0 or value >= 5e-7:
+        return f"{value * 100:.4f}%"
+    return f"{value * 100:.1e}%"
+
+
+def print_report(payload: Mapping[str, Any], console: Any) -> None:
+    """:func:`report`'s object as text on a rich ``console``: the search, the base paytable
+    and a table of the candidates, the lines as lettered columns."""
+    from rich.table import Table
+
+    lines = [line["line"] for line in payload["lines"]]
+    base = payload["base"]
+    size = "" if payload["paytables"] is None else f"{payload['paytables']:,} "
+    console.print(
+        f"{payload['title']}: the {len(payload['candidates'])} paytables nearest a house edge "
+        f"of [bold]{payload['target_edge'] * 100:.4f}%[/] ({payload['lattice']['pays']} pays, "
+        f"{size}paytables in the lattice, reaching {payload['reach'][0] * 100:.4f}% to "
+        f"{payload['reach'][1] * 100:.4f}%)"
+    )
+    verdict = "on the lattice" if base["on_lattice"] else "not on the lattice"
+    console.print(
+        f"base paytable ({base['name']}): house edge {base['house_edge'] * 100:.4f}%, {verdict}"
+    )
+    for violation in base["violations"][:4]:
+        console.print(f"  not monotone: {violation}")
+    if len(base["violations"]) > 4:
+        console.print(f"  ({len(base['violations']) - 4} more with --json)")
+    for pay in base["off_lattice_pays"]:
+        console.print(f"  off the lattice: {pay}")
+    console.print("columns:")
+    keys = "abcdefghijklmnopqrstuvwxyz"
+    for key, line in zip(keys, payload["lines"], strict=False):
+        console.print(
+            f"  {key}  {line['line']}: {line['title']} (probability {line['probability']:.6g}, "
+            f"base {line['base']})"
+        )
+    table = Table(show_edge=False, pad_edge=False)
+    table.add_column("#", justify="right")
+    for key, _ in zip(keys, lines, strict=False):
+        table.add_column(key, justify="right")
+    for name in ("house edge", "distance", "hit freq.", "std. dev."):
+        table.add_column(name, justify="right")
+    for c in payload["candidates"]:
+        table.add_row(
+            str(c["rank"]),
+            *(c["pays"][line].removesuffix(" to 1") for line in lines),
+            f"{c['house_edge'] * 100:.4f}%",
+            _small_pct(c["distance"]),
+            f"{c['hit_frequency'] * 100:.4f}%",
+            f"{c['stdev']:.4f}",
+        )
+    console.print(table)
+    if payload.get("out"):
+        console.print(f"wrote {len(payload['files'])} files in {payload['out']}")
