@@ -405,6 +405,77 @@ def parsheet(
     console.print(f"wrote {', '.join(report['files'])} in {out}")
 
 
+def paytable(
+    wager: Annotated[
+        str,
+        typer.Option(
+            "--wager",
+            help="Side wager: ez_bust (classic), buzzer_beater (hybrid), royal_match, "
+            "bet_the_set, kings_bounty (hybrid-shared).",
+        ),
+    ],
+    target_edge: Annotated[
+        str, typer.Option("--target-edge", help="House edge to aim at: 0.05, 5% or 1/20.")
+    ],
+    game: GameOption = "classic",
+    decks: DecksOption = None,
+    rules_file: RulesOption = None,
+    count: Annotated[int, typer.Option("--count", help="Paytables to find.")] = 10,
+    max_pay: Annotated[
+        int | None,
+        typer.Option("--max-pay", help="Highest pay, N to 1 (default: the base's, at least 20)."),
+    ] = None,
+    min_pay: Annotated[int, typer.Option("--min-pay", help="Lowest pay, N to 1.")] = 1,
+    pays: Annotated[
+        str, typer.Option("--pays", help="round (every N to 20, round figures above) or integers.")
+    ] = "round",
+    pay: Annotated[
+        list[str] | None, typer.Option("--pay", help="A line's range, LINE=LOW:HIGH (repeatable).")
+    ] = None,
+    hold: Annotated[
+        list[str] | None, typer.Option("--hold", help="Keep a line at its base pay (repeatable).")
+    ] = None,
+    form: Annotated[
+        str, typer.Option("--form", help="EZ Bust: regulation (one line) or by-up-card.")
+    ] = "regulation",
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Directory for a par sheet per paytable.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The paytables of a side wager nearest a target house edge (integer odds, pays never
+    falling as the hand gets rarer), with exact house edge, hit frequency and variance."""
+    from tablejack.lab import paytable as design
+
+    with _clean_errors():
+        target = design.parse_edge(target_edge)
+        ranges = dict(design.parse_pay_range(item) for item in pay or [])
+        if pays not in design.PAY_FORMS:
+            raise _InputError(f"--pays {pays!r} must be one of {', '.join(design.PAY_FORMS)}.")
+        if not 1 <= count <= 1000:
+            raise _InputError(f"--count {count} must be from 1 to 1000.")
+        lattice = design.Lattice(
+            min_pay=min_pay, max_pay=max_pay, pays=pays, ranges=ranges, hold=frozenset(hold or ())
+        )
+        # the Buzzer Beater and EZ Bust need the exact analysis (seconds); par sheets too
+        long = out is not None or game in ("hybrid", "classic")
+        with _working("paytable search", as_json=as_json, announce=long) as step:
+            spec, rules, analysis = _rules(game, rules_file, decks=decks)
+            outcomes = design.wager_outcomes(spec.id, spec.wager(wager), rules, analysis, form=form)
+            result = design.search(outcomes, target, count, lattice)
+            payload = design.report(result, rules)
+            if out is not None:
+                step.relabel("paytable par sheets")
+                payload["out"] = str(out)
+                payload["files"] = design.write_parsheets(
+                    result, rules, analysis, out, progress=step.update
+                )
+    if as_json:
+        _print_json(payload)
+        return
+    design.print_report(payload, console)
+
+
 def register(app: typer.Typer) -> None:
     """Mount the lab's commands on the ``tablejack`` CLI."""
     app.command("edge")(edge)
@@ -412,3 +483,4 @@ def register(app: typer.Typer) -> None:
     app.command("strategy")(strategy)
     app.command("simulate")(simulate)
     app.command("parsheet")(parsheet)
+    app.command("paytable")(paytable)

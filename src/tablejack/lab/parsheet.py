@@ -17,7 +17,7 @@ from typing import Any
 
 from tablejack.lab.model import AnalysisRules
 
-__all__ = ["build_parsheet", "write_parsheet"]
+__all__ = ["build_parsheet", "write_parsheet", "write_report"]
 
 
 def build_parsheet(
@@ -290,6 +290,12 @@ def write_parsheet(
     data = build_parsheet(
         spec, rules, analysis, hands=hands, seed=seed, workers=workers, progress=progress
     )
+    return write_report(data, out)
+
+
+def write_report(data: dict[str, Any], out: Path) -> dict[str, Any]:
+    """Write the par sheet ``data`` (as :func:`build_parsheet` makes it; also the paytable
+    designer's, :mod:`.paytable`) into ``out``: ``parsheet.json``, ``parsheet.html``, plots."""
     out.mkdir(parents=True, exist_ok=True)
     plots = _plots(data, out)
     data["files"] = ["parsheet.json", "parsheet.html", *plots]
