@@ -210,6 +210,36 @@ def test_walk_edges_are_the_exact_edges_of_the_shoe_left() -> None:
         assert row[ex.kern.A_EDGE] == pytest.approx(aces / n * (3 * tens / (n - 1) - 1), 1e-12)
 
 
+def test_ez_dealer_return_is_the_dealer_bust_probability_against_two_to_six() -> None:
+    rules = AnalysisRules(decks=6)
+    # each up card 2-6 is equally likely; the wager wins when the dealer busts (633b.16(f))
+    busts = [exact.dealer_probabilities(rules, up)["bust"] for up in "23456"]
+    expected = sum(2 * b - 1 for b in busts) / 5
+    assert ex.ez_dealer_return(rules.shoe_counts()) == pytest.approx(expected, abs=1e-14)
+
+
+def test_walk_moves_ez_bust_by_the_dealer_refreshed_every_stride_cards() -> None:
+    frequency = np.array([1, 1, 1, 1, 1, 1, 1, 1, 1, 4]) / 13
+    entry = {
+        "house_edge": 0.2,
+        "labels": CARD_LABELS,
+        "frequency": frequency,
+        "eor": np.zeros(10),
+        "method": "by hand",
+    }
+    plan = ex.plan_wager("ez_bust", entry, 6)
+    assert plan.kind == ex.kern.KIND_DEALER and plan.count is None
+    sums = ex.simulate_exposure([plan], 6, shoes=1, seed=4, stride=8)
+    cards = shoe_cards(4, 0, 6)
+    full = SIX.shoe_counts()
+    d0 = ex.ez_dealer_return(full)
+    for depth in (0, 8, 9, 15, 200):
+        refreshed = depth - depth % 8
+        left = full - np.bincount(ex.CLASS_OF[cards[:refreshed]], minlength=10)
+        expected = -0.2 + ex.ez_dealer_return(left) - d0
+        assert sums["acc"][0, depth, ex.kern.A_EDGE] == pytest.approx(expected, abs=1e-12)
+
+
 def test_at_zero_penetration_the_counter_has_the_exact_edge_off_the_top() -> None:
     result = ex.exposure(
         "hybrid-shared", SHARED, AnalysisRules.from_rules(SHARED),

@@ -14,7 +14,11 @@ sees and what the wager is worth on the shoe that is left:
   :data:`KIND_INSURANCE` the insurance wager exactly (``3 * tens / (n - 1) - 1``, weighted by
   the chance ``aces / n`` that the wager is offered at all), :data:`KIND_PAIRS` a side wager
   settled on the player's two cards (and, for a bonus, the dealer's two cards) exactly, by its
-  52 x 52 paytable as a quadratic form kept up to date card by card.
+  52 x 52 paytable as a quadratic form kept up to date card by card;
+  :data:`KIND_DEALER` (EZ Bust) the exact edge off the top plus the change of the dealer-only
+  return ``2 * P(bust) - 1`` against up cards 2-6 (the dealer's bust probability exact for the
+  shoe left, :func:`dealer_bust`) since the full shoe, refreshed every ``stride`` cards and moved
+  by the EORs in between.
 
 Sums per wager and depth (the ``A_*`` columns), a histogram of the true count per depth and the
 edge by true count are added into the caller's arrays, so chunks of shoes can be summed.
@@ -30,6 +34,7 @@ from numba import njit
 KIND_LINEAR = 0
 KIND_INSURANCE = 1
 KIND_PAIRS = 2
+KIND_DEALER = 3
 
 # the sums per wager and depth (weights: 1 per round; insurance: the chance it is offered)
 A_WEIGHT = 0
@@ -69,6 +74,49 @@ def units_for(tc, key, spread):
         return 1.0
     units = 1.0 + math.floor(2.0 * (tc - key))
     return min(units, spread)
+
+
+@njit(cache=True)
+def dealer_bust(child, drawn, states, up, counts, n, scratch):
+    """The probability that the dealer, showing ``up``, busts drawing from ``counts`` (``n``
+    cards, the up card already out): the drawing states ``child``/``drawn`` (sorted by size,
+    ``states`` of them; a child ``-(outcome + 1)`` is final, outcome 6 a bust)."""
+    for s in range(states - 1, -1, -1):
+        total = 0.0
+        size = 0.0
+        for r in range(10):
+            size += drawn[up, s, r]
+        denom = n - size
+        for r in range(10):
+            cnt = counts[r] - drawn[up, s, r]
+            if cnt <= 0.0:
+                continue
+            ch = child[up, s, r]
+            if ch < 0:
+                if ch == -7:
+                    total += cnt / denom
+            else:
+                total += cnt / denom * scratch[ch]
+        scratch[s] = total
+    return scratch[0]
+
+
+@njit(cache=True)
+def ez_dealer_return(cls, child, drawn, states, scratch):
+    """The EZ Bust wager's return counting the dealer alone: over up cards 2-6 in proportion to
+    the shoe, ``2 * P(bust) - 1`` with the up card out of the shoe (633b.16(c), (f))."""
+    num = 0.0
+    den = 0.0
+    for up in range(1, 6):
+        if cls[up] <= 0.0:
+            continue
+        cls[up] -= 1.0
+        n = cls.sum()
+        bust = dealer_bust(child, drawn, states[up], up, cls, n, scratch)
+        cls[up] += 1.0
+        num += cls[up] * (2.0 * bust - 1.0)
+        den += cls[up]
+    return num / den if den > 0.0 else 0.0
 
 
 @njit(cache=True)
@@ -115,7 +163,8 @@ def pair_value(c, pay, sp_a, sp_b, sp_delta, nsp, ev_u, ev_s, nev):
 @njit(cache=True)
 def walk_shoes(
     shoes, depths, full, kinds, e0, eor, tags, tbar, keys, spread, pay, sp_a, sp_b, sp_delta,
-    nsp, ev_u, ev_s, nev, classes, acc, hist, by_tc,
+    nsp, ev_u, ev_s, nev, classes, dealer_child, dealer_drawn, dealer_states, ez0, stride, acc,
+    hist, by_tc,
 ):  # fmt: skip
     """Walk every shoe (rows of card identities 0-51) through depths ``0 .. depths - 1`` and add
     each wager's figures into ``acc`` (wagers x depths x :data:`ACC`), ``hist`` (wagers x depths
@@ -132,6 +181,9 @@ def walk_shoes(
     dg = np.zeros(nw)
     running = np.zeros(nw)
     linear = np.zeros(nw)
+    anchor = np.zeros(nw)  # KIND_DEALER: the dealer-only change at the last refresh
+    anchor_linear = np.zeros(nw)  # and the EOR sum then
+    scratch = np.zeros(dealer_child.shape[1])
     # the pair wagers' quadratic forms on the full shoe, copied for each shoe
     r0 = np.zeros((nw, 52))
     s0 = np.zeros((nw, 52))
@@ -157,6 +209,8 @@ def walk_shoes(
         for w in range(nw):
             running[w] = 0.0
             linear[w] = 0.0
+            anchor[w] = 0.0
+            anchor_linear[w] = 0.0
             q[w] = q0[w]
             dg[w] = d0[w]
             for j in range(52):
@@ -171,6 +225,14 @@ def walk_shoes(
                 weight = 1.0
                 if kind == KIND_LINEAR:
                     edge = e0[w] + (total - 1.0) / n * linear[w]
+                elif kind == KIND_DEALER:
+                    if k % stride == 0:
+                        anchor[w] = (
+                            ez_dealer_return(cls, dealer_child, dealer_drawn, dealer_states,
+                                             scratch) - ez0
+                        )  # fmt: skip
+                        anchor_linear[w] = (total - 1.0) / n * linear[w]
+                    edge = e0[w] + anchor[w] + (total - 1.0) / n * linear[w] - anchor_linear[w]
                 elif kind == KIND_INSURANCE:
                     weight = cls[0] / n
                     edge = 3.0 * cls[9] / (n - 1.0) - 1.0

@@ -500,9 +500,12 @@ class WagerPlan:
     pair: PairWager | None = None
 
 
-def plan_wager(wager: str, eor: dict[str, Any], decks: int) -> WagerPlan:
+def plan_wager(wager: str, eor: dict[str, Any], decks: int, *, dealer: bool = True) -> WagerPlan:
     """The simulation's plan of one wager from its :func:`effects_of_removal` entry: Hi-Lo for
-    the main wager, else the best linear count; the key count and the edge per true count."""
+    the main wager, else the best linear count; the key count and the edge per true count.
+    EZ Bust is estimated with the dealer's exact bust probability (``dealer``; not with the
+    push-all option, whose pushes depend on the player's hand), every other linear wager by its
+    EORs alone."""
     labels = eor["labels"]
     frequency = eor["frequency"]
     group = CLASS_OF if len(labels) == 10 else RANK_OF
@@ -533,6 +536,8 @@ def plan_wager(wager: str, eor: dict[str, Any], decks: int) -> WagerPlan:
         kind = kern.KIND_INSURANCE
     elif wager in PAIR_WAGERS:
         kind = kern.KIND_PAIRS
+    elif wager == "ez_bust" and dealer:
+        kind = kern.KIND_DEALER
     else:
         kind = kern.KIND_LINEAR
     return WagerPlan(
@@ -557,6 +562,40 @@ def _padded(rows: Sequence[np.ndarray], dtype: Any) -> np.ndarray:
     return out
 
 
+def _full10(decks: int) -> np.ndarray:
+    counts = np.full(10, 4.0 * decks)
+    counts[9] = 16.0 * decks
+    return counts
+
+
+def dealer_arrays(h17: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The dealer's drawing states of every up card (:func:`tablejack.lab.exact.dealer_dag`)
+    padded into arrays: children (up x state x card), drawn cards (same) and states per up."""
+    from tablejack.lab import exact
+
+    dags = [exact.dealer_dag(u, h17) for u in range(10)]
+    width = max(d[0].shape[0] for d in dags)
+    child = np.zeros((10, width, 10), dtype=np.int64)
+    drawn = np.zeros((10, width, 10))
+    states = np.zeros(10, dtype=np.int64)
+    for u, (c, d, _) in enumerate(dags):
+        child[u, : c.shape[0]] = c
+        drawn[u, : d.shape[0]] = d
+        states[u] = c.shape[0]
+    return child, drawn, states
+
+
+def ez_dealer_return(counts: np.ndarray, h17: bool = False) -> float:
+    """The EZ Bust return counting the dealer alone (``2 * P(bust) - 1`` over up cards 2-6) for
+    a shoe of ``counts`` per point class: the part of the wager the simulation takes exactly."""
+    child, drawn, states = dealer_arrays(h17)
+    value = kern.ez_dealer_return(
+        np.asarray(counts, dtype=np.float64).copy(), child, drawn, states,
+        np.zeros(child.shape[1]),
+    )  # fmt: skip
+    return float(value)
+
+
 def simulate_exposure(
     plans: Sequence[WagerPlan],
     decks: int,
@@ -565,11 +604,14 @@ def simulate_exposure(
     seed: int,
     max_penetration: float = 0.9,
     spread: float = 8.0,
+    h17: bool = False,
+    stride: int = 8,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, np.ndarray]:
     """Walk ``shoes`` seeded shoes (shoe ``i`` of ``seed`` is
     :func:`~tablejack.lab.simulate.shoe_cards`'s) through every depth up to ``max_penetration``
-    and return the kernel's sums: ``acc`` (wagers x depths x :data:`_exposure_kernels.ACC`),
+    and return the kernel's sums (EZ Bust's dealer-only part refreshed every ``stride``
+    cards): ``acc`` (wagers x depths x :data:`_exposure_kernels.ACC`),
     ``hist`` (true-count histogram per depth) and ``by_tc`` (edge by true count)."""
     from tablejack.lab.simulate import shoe_cards
 
@@ -603,6 +645,10 @@ def simulate_exposure(
     sp_delta = _padded(deltas, np.float64)
     ev_u = _padded(ups, np.int64)
     ev_s = _padded(seconds, np.int64)
+    child, drawn, states = dealer_arrays(h17)
+    d0 = float(
+        kern.ez_dealer_return(_full10(decks), child, drawn, states, np.zeros(child.shape[1]))
+    )
     acc = np.zeros((nw, depths, kern.ACC))
     hist = np.zeros((nw, depths, kern.TC_BINS))
     by_tc = np.zeros((nw, kern.TC_BINS, 2))
@@ -614,7 +660,8 @@ def simulate_exposure(
         block = np.array([shoe_cards(seed, done + i, decks) for i in range(size)])
         kern.walk_shoes(
             block, depths, full, kinds, e0, eor, tags, tbar, keys, float(spread), pay, sp_a,
-            sp_b, sp_delta, nsp, ev_u, ev_s, nev, CLASS_OF, acc, hist, by_tc,
+            sp_b, sp_delta, nsp, ev_u, ev_s, nev, CLASS_OF, child, drawn, states, d0, stride, acc,
+            hist, by_tc,
         )  # fmt: skip
         done += size
         if progress:
@@ -641,12 +688,13 @@ def validate_linear(
     from tablejack.lab.simulate import shoe_cards
 
     assert rules.decks is not None
-    linear = [p for p in plans if p.kind == kern.KIND_LINEAR]
+    linear = [p for p in plans if p.kind in (kern.KIND_LINEAR, kern.KIND_DEALER)]
     rows: list[dict[str, Any]] = []
     if not linear:
         return {"rows": rows, "by_wager": {}}
     total = 52 * rules.decks
     full = rules.shoe_counts()
+    d0 = ez_dealer_return(full, rules.h17)
     samples: list[tuple[str, int, float]] = [
         ("first shoes", index, pen) for index in range(shoes) for pen in penetrations
     ]
@@ -672,7 +720,9 @@ def validate_linear(
         }
         for p in linear:
             estimate = -p.house_edge + (total - 1) / n * float(p.eor52[gone].sum())
-            row[p.wager] = {"exact": -exact[p.wager], "linear": estimate}
+            if p.kind == kern.KIND_DEALER:
+                estimate = -p.house_edge + ez_dealer_return(counts, rules.h17) - d0
+            row[p.wager] = {"exact": -exact[p.wager], "estimate": estimate}
         rows.append(row)
         if progress:
             progress()
@@ -684,7 +734,7 @@ def validate_linear(
             ("high_count", [r for r in rows if r["sample"] == f"highest {p.wager} count"]),
         ):
             ex = np.array([r[p.wager]["exact"] for r in chosen])
-            li = np.array([r[p.wager]["linear"] for r in chosen])
+            li = np.array([r[p.wager]["estimate"] for r in chosen])
             figures[label] = {
                 "compositions": len(chosen),
                 "max_abs_error": float(np.abs(ex - li).max()),
@@ -809,6 +859,9 @@ def _summarise(
         "edge_per_true_count": plan.slope,
         "edge_method": {
             k.KIND_LINEAR: "linear estimate from the effects of removal (validated below)",
+            k.KIND_DEALER: "the exact edge off the top plus the change of the dealer's exact bust "
+            "probability against 2-6 for the shoe left (the player's cards not removed), refreshed "
+            "every 8 cards and moved by the EORs in between (validated below)",
             k.KIND_INSURANCE: "exact for each composition (3 tens / (cards - 1) - 1, "
             "weighted by the chance of an up ace)",
             k.KIND_PAIRS: "exact for each composition of the 52 card identities",
@@ -865,7 +918,7 @@ def exposure(
             progress(done[0], total_steps)
 
     eors = effects_of_removal(rules, names, game_rules, progress=tick)
-    plans = [plan_wager(w, eors[w], decks) for w in names]
+    plans = [plan_wager(w, eors[w], decks, dealer=not rules.ez_bust_push_all) for w in names]
     base = done[0]
 
     def shoes_done(count: int, _: int) -> None:
@@ -880,6 +933,7 @@ def exposure(
         seed=seed,
         max_penetration=max_penetration,
         spread=spread,
+        h17=rules.h17,
         progress=shoes_done,
     )
     total = 52 * decks
@@ -992,7 +1046,7 @@ def render_text(result: Mapping[str, Any]) -> str:
         for name, v in validation["by_wager"].items():
             for label, f in v.items():
                 lines.append(
-                    f"linear estimate of {name} against the exact analysis, {label} shoes "
+                    f"estimate of {name} against the exact analysis, {label} shoes "
                     f"({f['compositions']}): max error {f['max_abs_error'] * 100:.4f}%, mean "
                     f"error {f['mean_error'] * 100:+.4f}%, exact edge {f['mean_exact_edge'] * 100:+.4f}% "
                     f"± {f['spread_of_exact'] * 100:.4f}%"
