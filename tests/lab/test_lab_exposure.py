@@ -340,3 +340,35 @@ def test_classic_exposure_main_wager_counter_gains(tmp_path: Path) -> None:
     path = tmp_path / "plot.png"
     assert ex.plot_exposure(result, path) == "plot.png" and path.stat().st_size > 0
     assert "Advantage-play exposure" in ex.html_section(result)
+
+
+@pytest.mark.slow
+def test_parsheet_has_the_exposure_plot_and_table(tmp_path: Path) -> None:
+    from tablejack.lab.games import lab_game
+    from tablejack.lab.parsheet import write_parsheet
+
+    spec = lab_game("hybrid-shared")
+    analysis = AnalysisRules.from_rules(SHARED)
+    out = tmp_path / "sheet"
+    report = write_parsheet(
+        spec, SHARED, analysis, out, hands=5000, seed=1, workers=1, exposure_shoes=40
+    )
+    assert "exposure.png" in report["files"]
+    assert (out / "exposure.png").read_bytes()[:4] == b"\x89PNG"
+    assert list(report["exposure"]["wagers"]) == list(spec.offered_wagers(SHARED))
+    html = (out / "parsheet.html").read_text()
+    assert "<h2>Advantage-play exposure</h2>" in html and "633c.5" in html
+    assert html.index("Advantage-play exposure") < html.index("Basic strategy")
+    data = json.loads((out / "parsheet.json").read_text())
+    assert data["exposure"]["wagers"]["kings_bounty"]["count"]["tags"]["K"] < 0
+
+
+@pytest.mark.slow
+def test_buzzer_beater_eors_with_the_basic_strategy_sum_to_zero() -> None:
+    # the player keeps the full shoe's basic strategy, so removing an unseen random card leaves
+    # the wager's expectation as it was: the frequency-weighted EORs sum to zero
+    hybrid = HybridRules(decks=6)
+    analysis = AnalysisRules.from_rules(hybrid)
+    eor = ex.effects_of_removal(analysis, ["buzzer_beater"], hybrid)["buzzer_beater"]
+    assert abs(float((eor["frequency"] * eor["eor"]).sum())) < 1e-7
+    assert np.abs(eor["eor"]).max() > 1e-3

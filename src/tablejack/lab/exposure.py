@@ -162,9 +162,11 @@ def composition_house_edges(
     game_rules: Any = None,
 ) -> dict[str, float]:
     """The exact house edges of ``wagers`` (``blackjack``, ``insurance``, ``ez_bust``,
-    ``buzzer_beater``) for a shoe holding ``counts`` cards of each point class (A … ten-value),
-    with the strategy generated for that shoe: the lab's exact analysis (:mod:`.exact`) of a
-    shoe with cards removed. For the full shoe it equals :func:`tablejack.lab.exact.analyse`.
+    ``buzzer_beater``) for a shoe holding ``counts`` cards of each point class (A … ten-value):
+    the lab's exact analysis (:mod:`.exact`) of a shoe with cards removed, the main wager and
+    EZ Bust with the strategy generated for that shoe, the Buzzer Beater with the basic strategy
+    of the full shoe ``rules`` describes. For the full shoe it equals
+    :func:`tablejack.lab.exact.analyse` and :func:`tablejack.lab.buzzer.buzzer_beater`.
 
     >>> full = AnalysisRules(decks=1).shoe_counts()
     >>> fewer_tens = full - np.eye(10)[9] * 4
@@ -198,9 +200,10 @@ def composition_house_edges(
         base = shoe.copy()
         base[u] -= 1.0
         bases[u] = base
+    for u in live if ("blackjack" in wagers or "ez_bust" in wagers) else ():
         child, drawn, size = exact.dealer_dag(u, rules.h17)
         values = exact.kernels.analyse_up(
-            child, drawn, size, scratch, base, float(base.sum()), 1, u, vec, mask,
+            child, drawn, size, scratch, bases[u], float(bases[u].sum()), 1, u, vec, mask,
             *tables, splits[u],
         )  # fmt: skip
         up_return[u] = float(np.nansum(values[:, :, 0] * values[:, :, 8]))
@@ -228,13 +231,17 @@ def composition_house_edges(
             raise ValueError(
                 "The lab analyses the Buzzer Beater with buzzer_beater_hand = 'first-hand' (A-6)."
             )
+        # the player keeps the basic strategy of the full shoe: a strategy generated again
+        # for each shoe flips decisions the main wager is indifferent to but the Buzzer Beater
+        # (paid on the player's final hand) is not
+        basic = exact.analyse(rules).strategy.arrays()
         joint = np.zeros((5, 7))
         lost = 0.0
         for u in live:
             child, drawn, size = exact.dealer_dag(u, rules.h17)
             j, bust, surrender = exact.kernels.final_hands(
                 child, drawn, size, scratch, bases[u], float(bases[u].sum()), 1, u, vec, mask,
-                *tables, rules.late_surrender,
+                *basic, rules.late_surrender,
             )  # fmt: skip
             joint += p_up[u] * j
             lost += float(p_up[u] * (bust + surrender))
