@@ -4,8 +4,10 @@ For every wager of a game (the main wager, insurance and the side wagers) the la
 
 1. **Effects of removal** (EOR): the change in the player's exact expectation per unit wagered
    when one card of a rank is removed from the full shoe (:func:`effects_of_removal`). The main
-   wager, EZ Bust and the Buzzer Beater come from the exact analysis of the shoe without that
-   card (the strategy generated again for it, :func:`composition_house_edges`); insurance and the
+   wager and EZ Bust come from the exact analysis of the shoe without that card (the strategy
+   generated again for it, :func:`composition_house_edges`), the Buzzer Beater from the same
+   analysis with the full shoe's basic strategy (a wager paid on the player's final hand sees
+   every decision a regenerated strategy flips); insurance and the
    hybrid-shared side wagers (Royal Match 21 with the Crown Treasure, Bet the Set, King's Bounty)
    from their exact formulas, whose card identities (suits) matter, by rank A, 2 … 10, J, Q, K.
 2. **A count**: Hi-Lo for the main wager (the standard count); for every other wager the best
@@ -15,9 +17,10 @@ For every wager of a game (the main wager, insurance and the side wagers) the la
 3. **A simulation over seeded shoes** (:func:`simulate_exposure`, the shoes of
    :func:`tablejack.lab.simulate.shoe_cards`): before every card a round may start; at that depth
    the true count and the wager's player edge on the cards left are recorded — exactly where it
-   is cheap (insurance, the pair side wagers), else by the linear estimate
-   ``e0 + (N - 1) / n * sum(EOR of the cards gone)`` (the main wager, EZ Bust, the Buzzer
-   Beater), which :func:`validate_linear` checks against the exact analysis of sample shoes.
+   is cheap (insurance, the pair side wagers); EZ Bust by the dealer's exact bust probability
+   for the shoe left (:func:`ez_dealer_return`, refreshed every 8 cards); the main wager and
+   the Buzzer Beater by the linear estimate ``e0 + (N - 1) / n * sum(EOR of the cards gone)``.
+   :func:`validate_linear` checks the estimates against the exact analysis of sample shoes.
 4. **What a counter gets** with the cut card at each penetration: a flat bettor, a bettor
    spreading 1 to ``spread`` units by the true count (one unit below the key count, one more per
    half true count above it), a wonger who bets one unit only at a true count at or above the key
@@ -57,12 +60,16 @@ __all__ = [
     "PairWager",
     "WagerPlan",
     "composition_house_edges",
+    "dealer_arrays",
     "derive_count",
     "effects_of_removal",
     "exposure",
+    "ez_dealer_return",
+    "html_section",
     "pair_house_edge",
     "pair_wager",
     "plan_wager",
+    "plot_exposure",
     "render_text",
     "simulate_exposure",
     "validate_linear",
