@@ -1,4 +1,5 @@
-"""The math lab's commands: ``edge``, ``dealer-odds``, ``strategy``, ``simulate``, ``parsheet``.
+"""The math lab's commands: ``edge``, ``dealer-odds``, ``strategy``, ``simulate``, ``parsheet``,
+``exposure``.
 
 :func:`register` mounts them on the ``tablejack`` CLI. numpy and numba load inside the command
 bodies, so ``tablejack --help`` stays fast. Every command takes ``--json`` and prints one JSON
@@ -357,12 +358,18 @@ def parsheet(
     workers: Annotated[
         int | None, typer.Option("--workers", help="Processes (default: all cores).")
     ] = None,
+    exposure_shoes: Annotated[
+        int,
+        typer.Option("--exposure-shoes", help="Shoes of the advantage-play section (0: none)."),
+    ] = 1000,
     as_json: JsonOption = False,
 ) -> None:
     """Write a par sheet (HTML, JSON and PNG plots) for every wager of a rules file."""
     with _clean_errors():
         if hands < 1:
             raise _InputError(f"--hands {hands} must be at least 1.")
+        if exposure_shoes < 0:
+            raise _InputError(f"--exposure-shoes {exposure_shoes} must not be negative.")
         from tablejack.core.rules import read_toml
         from tablejack.lab.parsheet import write_parsheet
 
@@ -387,6 +394,7 @@ def parsheet(
                 seed=seed,
                 workers=workers,
                 progress=update,
+                exposure_shoes=exposure_shoes,
             )
     if as_json:
         _print_json(
@@ -476,6 +484,69 @@ def paytable(
     design.print_report(payload, console)
 
 
+def exposure(
+    game: GameOption = "classic",
+    wager: Annotated[
+        str, typer.Option("--wager", help="One wager (default: every wager of the game).")
+    ] = "all",
+    decks: DecksOption = None,
+    rules_file: RulesOption = None,
+    shoes: Annotated[int, typer.Option("--shoes", help="Seeded shoes to walk.")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the shoes.")] = 1,
+    spread: Annotated[
+        int, typer.Option("--spread", help="Largest bet of the counter's spread, in units.")
+    ] = 8,
+    max_penetration: Annotated[
+        float, typer.Option("--max-penetration", help="Deepest penetration walked (0-1).")
+    ] = 0.9,
+    validate: Annotated[
+        int, typer.Option("--validate", help="Sample shoes checking the linear estimate.")
+    ] = 0,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Directory for exposure.json and the plot.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """What a card counter gains against each wager as the shoe is dealt (advantage play)."""
+    with _clean_errors():
+        if shoes < 1:
+            raise _InputError(f"--shoes {shoes} must be at least 1.")
+        if spread < 1:
+            raise _InputError(f"--spread {spread} must be at least 1.")
+        if validate < 0:
+            raise _InputError(f"--validate {validate} must not be negative.")
+        with _working(
+            f"exposure ({shoes:,} shoes)", as_json=as_json, unit="steps", announce=True
+        ) as step:
+            from tablejack.lab import exposure as exposure_module
+
+            spec, game_rules, analysis = _rules(game, rules_file, decks=decks)
+            result = exposure_module.exposure(
+                spec.id,
+                game_rules,
+                analysis,
+                wagers=None if wager == "all" else [wager],
+                shoes=shoes,
+                seed=seed,
+                max_penetration=max_penetration,
+                spread=float(spread),
+                validate=validate,
+                progress=step.update,
+            )
+            if out is not None:
+                out.mkdir(parents=True, exist_ok=True)
+                (out / "exposure.json").write_text(
+                    json.dumps(result, indent=2, default=_json_default), "utf-8"
+                )
+                exposure_module.plot_exposure(result, out / exposure_module.PLOT_FILE)
+    if as_json:
+        _print_json(result)
+        return
+    print(exposure_module.render_text(result), end="")
+    if out is not None:
+        console.print(f"wrote exposure.json, {exposure_module.PLOT_FILE} in {out}")
+
+
 def register(app: typer.Typer) -> None:
     """Mount the lab's commands on the ``tablejack`` CLI."""
     app.command("edge")(edge)
@@ -484,3 +555,4 @@ def register(app: typer.Typer) -> None:
     app.command("simulate")(simulate)
     app.command("parsheet")(parsheet)
     app.command("paytable")(paytable)
+    app.command("exposure")(exposure)

@@ -285,11 +285,21 @@ def write_parsheet(
     seed: int,
     workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    exposure_shoes: int = 0,
 ) -> dict[str, Any]:
-    """Write ``parsheet.json``, ``parsheet.html`` and the PNG plots into ``out``."""
+    """Write ``parsheet.json``, ``parsheet.html`` and the PNG plots into ``out``; with
+    ``exposure_shoes`` also the advantage-play exposure of the offered wagers
+    (:mod:`tablejack.lab.exposure`, that many seeded shoes)."""
     data = build_parsheet(
         spec, rules, analysis, hands=hands, seed=seed, workers=workers, progress=progress
     )
+    if exposure_shoes > 0 and analysis.decks is not None:
+        from tablejack.lab import exposure
+
+        data["exposure"] = exposure.exposure(
+            spec.id, rules, analysis, wagers=spec.offered_wagers(rules), shoes=exposure_shoes,
+            seed=seed,
+        )  # fmt: skip
     return write_report(data, out)
 
 
@@ -298,6 +308,10 @@ def write_report(data: dict[str, Any], out: Path) -> dict[str, Any]:
     designer's, :mod:`.paytable`) into ``out``: ``parsheet.json``, ``parsheet.html``, plots."""
     out.mkdir(parents=True, exist_ok=True)
     plots = _plots(data, out)
+    if "exposure" in data:  # the advantage-play exposure's plot
+        from tablejack.lab import exposure
+
+        plots.append(exposure.plot_exposure(data["exposure"], out / exposure.PLOT_FILE))
     data["files"] = ["parsheet.json", "parsheet.html", *plots]
     (out / "parsheet.json").write_text(json.dumps(data, indent=2, default=float), "utf-8")
     (out / "parsheet.html").write_text(_html(data, plots), "utf-8")
@@ -428,6 +442,10 @@ def _html(data: dict[str, Any], plots: list[str]) -> str:
         plot = f"{w['wager']}_distribution.png"
         if plot in plots:
             parts.append(f"<img src='{plot}' alt='{e(w['wager'])} distribution'>")
+    if "exposure" in data:
+        from tablejack.lab.exposure import html_section
+
+        parts.append(html_section(data["exposure"]))
     parts.append("<h2>Basic strategy (generated from the rules)</h2>")
     for name, chart in data["strategy"].items():
         parts.append(
