@@ -29,14 +29,34 @@ def build_parsheet(
     seed: int,
     workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    what_if: Any = None,
+    variations: bool = True,
 ) -> dict[str, Any]:
-    """The par sheet's data (what ``parsheet.json`` holds)."""
-    from tablejack.lab import exact
+    """The par sheet's data (what ``parsheet.json`` holds). ``what_if`` is the
+    :class:`~tablejack.lab.whatif.LabRules` the rules came from, when they may be what-if rules
+    (a banner names each departure); ``variations`` adds the rule-variation table."""
+    from tablejack.lab import whatif
 
-    if spec.id != "classic":
-        return _game_parsheet(
-            spec, rules, analysis, hands=hands, seed=seed, workers=workers, progress=progress
-        )
+    build = _classic_parsheet if spec.id == "classic" else _game_parsheet
+    data = build(spec, rules, analysis, hands=hands, seed=seed, workers=workers, progress=progress)
+    whatif.add_to_parsheet(
+        data, spec, rules, analysis, what_if, workers=workers, variations=variations
+    )
+    return data
+
+
+def _classic_parsheet(
+    spec: Any,
+    rules: Any,
+    analysis: AnalysisRules,
+    *,
+    hands: int,
+    seed: int,
+    workers: int | None,
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, Any]:
+    """The par sheet of the ``classic`` game."""
+    from tablejack.lab import exact
 
     result = exact.analyse(analysis)
     sim = spec.simulate(analysis, hands=hands, seed=seed, workers=workers, progress=progress)
@@ -285,11 +305,14 @@ def write_parsheet(
     seed: int,
     workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    what_if: Any = None,
+    variations: bool = True,
 ) -> dict[str, Any]:
     """Write ``parsheet.json``, ``parsheet.html`` and the PNG plots into ``out``."""
     data = build_parsheet(
-        spec, rules, analysis, hands=hands, seed=seed, workers=workers, progress=progress
-    )
+        spec, rules, analysis, hands=hands, seed=seed, workers=workers, progress=progress,
+        what_if=what_if, variations=variations,
+    )  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     plots = _plots(data, out)
     data["files"] = ["parsheet.json", "parsheet.html", *plots]
@@ -339,6 +362,8 @@ def _num(value: float) -> str:
 
 
 def _html(data: dict[str, Any], plots: list[str]) -> str:
+    from tablejack.lab import whatif
+
     e = html.escape
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
@@ -346,8 +371,10 @@ def _html(data: dict[str, Any], plots: list[str]) -> str:
         "<style>body{font-family:sans-serif;max-width:60rem;margin:2rem auto}"
         "table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #999;"
         "padding:2px 6px;text-align:right}.flag{background:#c00;color:#fff;padding:1rem;"
-        "font-weight:bold}</style></head><body>",
+        "font-weight:bold}.whatif{background:#fc0;color:#000;padding:1rem;font-weight:bold;"
+        "border:3px solid #000}</style></head><body>",
         f"<h1>Par sheet: {e(data['title'])}</h1>",
+        *whatif.banner_html(data),
     ]
     for name in data["player_edge_wagers"]:
         wager = next(w for w in data["wagers"] if w["wager"] == name)
@@ -422,6 +449,7 @@ def _html(data: dict[str, Any], plots: list[str]) -> str:
         plot = f"{w['wager']}_distribution.png"
         if plot in plots:
             parts.append(f"<img src='{plot}' alt='{e(w['wager'])} distribution'>")
+    parts.extend(whatif.variations_html(data))
     parts.append("<h2>Basic strategy (generated from the rules)</h2>")
     for name, chart in data["strategy"].items():
         parts.append(
