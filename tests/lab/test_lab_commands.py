@@ -140,7 +140,6 @@ def test_simulate_json() -> None:
         (["edge", "--game", "poker"], "Unknown game"),
         (["edge", "--game", "hybrid", "--wager", "ez_bust"], "Unknown wager"),
         (["edge", "--wager", "royal"], "Unknown wager"),
-        (["edge", "--h17"], "633a.7"),
         (["edge", "--decks", "9"], "633a.3"),
         (["edge", "--split-hands", "1"], "633a.11"),
         (["strategy", "--format", "xml"], "text, csv or json"),
@@ -186,6 +185,8 @@ def test_parsheet_writes_html_json_and_plots(tmp_path: Path) -> None:
             assert total == pytest.approx(-wager["house_edge"], abs=1e-9)
     html = (out / "parsheet.html").read_text()
     assert "Basic strategy" in html and "class='flag'" not in html
+    assert data["what_if"] == [] and "WHAT-IF" not in html  # permitted rules carry no label
+    assert "Rule variations" in html and len(data["rule_variations"]["rows"]) >= 10
     assert (out / "dealer_bust.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -205,6 +206,7 @@ def test_parsheet_flags_a_player_edge_in_red_at_the_top(tmp_path: Path) -> None:
             "20000",
             "--workers",
             "1",
+            "--no-variations",
             "--json",
         ]
     )

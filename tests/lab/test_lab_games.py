@@ -202,8 +202,8 @@ def test_edge_of_every_game(game: str, wager: str, low: float, high: float) -> N
 def test_bad_flags_and_kernelless_simulation_exit_2() -> None:
     surrender = runner.invoke(app, ["edge", "--game", "hybrid", "--surrender", "--json"])
     assert surrender.exit_code == 2 and "no rule flag --surrender" in surrender.output
-    decks = runner.invoke(app, ["edge", "--game", "multi-action", "--decks", "6", "--json"])
-    assert decks.exit_code == 2
+    decks = runner.invoke(app, ["edge", "--game", "multi-action", "--decks", "9", "--json"])
+    assert decks.exit_code == 2 and "NJ MAB (b)(2)" in decks.output
     wager = runner.invoke(app, ["edge", "--game", "multi-action", "--wager", "ez_bust"])
     assert wager.exit_code == 2 and "Unknown wager" in wager.output
 
@@ -239,6 +239,20 @@ def test_parsheet_of_every_rules_file(tmp_path: Path, rules_file: str, flagged: 
         assert "buzzer_beater wager returns 17.34" in html
     data = json.loads((out / "parsheet.json").read_text())
     assert data["strategy"]["hard"] and data["method"]["exact"]
+    # the rule-variation table: the game's own single changes, the refused ones labelled
+    assert data["what_if"] == [] and "Rule variations" in html
+    rows = {row["change"]: row for row in data["rule_variations"]["rows"]}
+    assert [d["rule"] for d in rows["H17 (dealer hits soft 17)"]["what_if"]] == {
+        "pa-hybrid-a.toml": ["PA 633c.5(s)"],
+        "pa-hybrid-b.toml": ["PA 633c.5(bb)(2)"],
+        "nj-multi-action.toml": [],  # H17 is an option
+    }[rules_file]
+    for row in rows.values():
+        assert row["effect"] == pytest.approx(row["house_edge"] - data["wagers"][0]["house_edge"])
+    if rules_file == "pa-hybrid-b.toml":  # the dealer Blackjack takes every amount (ENHC)
+        assert rows["a dealer Blackjack takes every amount at risk (ENHC)"]["effect"] > 0
+    if rules_file == "nj-multi-action.toml":
+        assert rows["no splitting"]["effect"] > 0 and rows["no doubling"]["effect"] > 0
 
 
 def test_simulate_every_game_from_the_cli() -> None:

@@ -3,10 +3,12 @@
 game (Chapter 633a with EZ Bust, 633b.16) by the generated strategy, and count results.
 
 The kernels are the engine's fast twin: they deal in the engine's order (seat card, up card,
-seat card, hole card), peek under an ace or ten-value up card, place an EZ Bust wager against
-2–6 (and one more at the player's next decision after each split, as the engine's bot does),
-play every hand from the dealer's left by the tables, and draw the dealer's hand only when the
-engine would (a live hand, or a live EZ Bust wager, A-22). One seat, one unit per round.
+seat card, hole card), peek under an ace or ten-value up card (without the peek, a dealer
+Blackjack found at the end takes the original wager, § 633a.10(b), § 633a.11(d)), place an EZ
+Bust wager against 2–6 (and one more at the player's next decision after each split, as the
+engine's bot does), play every hand from the dealer's left by the tables, and draw the dealer's
+hand only when the engine would (a live hand, or a live EZ Bust wager, A-22). One seat, one
+unit per round.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ K_LS = 5
 K_BJ_PAYS = 6
 K_EZ = 7
 K_EZ_PUSH_ALL = 8
+K_PEEK = 9
 
 
 @njit(cache=True, inline="always")
@@ -124,6 +127,7 @@ def play_round(shoe, words, pos, end, rules, tab, res, counts, work, bet):
     bj_pays = rules[K_BJ_PAYS]
     ez_on = rules[K_EZ] != 0.0
     push_all_rule = rules[K_EZ_PUSH_ALL] != 0.0
+    peek = rules[K_PEEK] != 0.0
     if pos + 4 > end:
         return -1
     p1 = _deal(shoe, pos, words)
@@ -135,7 +139,7 @@ def play_round(shoe, words, pos, end, rules, tab, res, counts, work, bet):
         res[q] = 0.0
     player_bj = (p1 == 0 and p2 == 9) or (p1 == 9 and p2 == 0)
     dealer_bj = (up == 0 and hole == 9) or (up == 9 and hole == 0)
-    if dealer_bj:
+    if dealer_bj and peek:
         # the peek (§ 633a.2): no decisions, no EZ Bust (up card is an ace or ten-value)
         res[3] = 1.0
         if player_bj:
@@ -295,12 +299,28 @@ def play_round(shoe, words, pos, end, rules, tab, res, counts, work, bet):
         res[2] = ez
     net = 0.0
     wagered = 0.0
+    # without the peek a dealer Blackjack collects only the original wager; busted hands stay
+    # lost (§ 633a.10(b), § 633a.11(d), A-10): what is left of the original wager to lose
+    still = 1.0
+    for i in range(nh):
+        if work[0, i] > 21:
+            still -= bet[i]
     for i in range(nh):
         b = bet[i]
         wagered += b
         t = _total(work[0, i], work[1, i] != 0)
         is_split = nh > 1
-        if work[6, i] != 0:
+        if dealer_bj and t <= 21 and not (player_bj and i == 0):
+            lost = b if work[6, i] != 0 else min(max(still, 0.0), b)
+            still -= lost
+            net -= lost
+            if lost > 0.0:
+                counts[O_LOSE_SPLIT if is_split else (O_LOSE_DOUBLE if b > 1.0 else O_LOSE)] += 1
+            else:
+                counts[O_PUSH_SPLIT if is_split else O_PUSH] += 1
+        elif dealer_bj and t <= 21:
+            counts[O_PUSH] += 1
+        elif work[6, i] != 0:
             net -= 0.5
             counts[O_SURRENDER] += 1
         elif t > 21:

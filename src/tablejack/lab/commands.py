@@ -45,6 +45,16 @@ SurrenderOption = Annotated[
     bool | None, typer.Option("--surrender/--no-surrender", help="Late surrender.")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+BlackjackPaysOption = Annotated[
+    str | None, typer.Option("--blackjack-pays", help="Odds of a player Blackjack, e.g. 6:5.")
+]
+PeekOption = Annotated[
+    bool | None, typer.Option("--peek/--no-peek", help="The dealer peeks for Blackjack (classic).")
+]
+DoubleOnOption = Annotated[
+    str | None, typer.Option("--double-on", help="Totals that may double: any, 9-11, 10-11.")
+]
+HsaOption = Annotated[bool | None, typer.Option("--hsa/--no-hsa", help="Split aces may hit.")]
 
 
 class _InputError(Exception):
@@ -70,11 +80,27 @@ def _clean_errors() -> Iterator[None]:
 
 
 def _rules(game: str, rules_file: Path | None, **flags: Any) -> tuple[Any, Any, Any]:
+    """The game, its rules and their analysis, refusing rules the game does not permit (for a
+    command that does not label what-if rules; the others use :func:`_what_if_rules`)."""
     from tablejack.lab.games import lab_game, rules_for
 
     spec = lab_game(game)
     rules, analysis = rules_for(game, rules_file, **flags)
     return spec, rules, analysis
+
+
+def _what_if_rules(game: str, rules_file: Path | None, **flags: Any) -> tuple[Any, Any]:
+    """The game and its rules, rule sets the game does not permit kept as labelled what-ifs
+    (:mod:`tablejack.lab.whatif`)."""
+    from tablejack.lab.games import lab_game
+    from tablejack.lab.whatif import lab_rules
+
+    return lab_game(game), lab_rules(game, rules_file, **flags)
+
+
+def _print_what_if(lab: Any) -> None:
+    for label in lab.labels:
+        console.print(f"[bold yellow]{label}[/]")
 
 
 def _print_json(payload: dict[str, Any]) -> None:
@@ -125,6 +151,10 @@ def edge(
     split_hands: SplitOption = None,
     rsa: RsaOption = None,
     surrender: SurrenderOption = None,
+    blackjack_pays: BlackjackPaysOption = None,
+    peek: PeekOption = None,
+    double_on: DoubleOnOption = None,
+    hsa: HsaOption = None,
     rules_file: RulesOption = None,
     wager: Annotated[
         str,
@@ -137,7 +167,7 @@ def edge(
 ) -> None:
     """The exact house edge of a wager under the generated basic strategy (fresh shoe)."""
     with _clean_errors(), _working("exact analysis", as_json=as_json):
-        spec, rules, analysis = _rules(
+        spec, lab = _what_if_rules(
             game,
             rules_file,
             decks=decks,
@@ -146,13 +176,19 @@ def edge(
             split_hands=split_hands,
             rsa=rsa,
             surrender=surrender,
+            blackjack_pays=blackjack_pays,
+            peek=peek,
+            double_on=double_on,
+            hsa=hsa,
         )
+        rules, analysis = lab.rules, lab.analysis
         name = spec.wager(wager)
         figures = spec.exact(analysis, name, rules)
         payload = {
             "game": game,
             "wager": name,
-            "rules": {**rules.to_mapping(), "analysis": analysis.to_json()},
+            "rules": {**lab.rules_mapping(), "analysis": analysis.to_json()},
+            "what_if": lab.what_if_json(),
             "house_edge": figures["house_edge"],
             "method": "exact",
             "details": {k: v for k, v in figures.items() if k != "house_edge"},
@@ -160,6 +196,7 @@ def edge(
     if as_json:
         _print_json(payload)
         return
+    _print_what_if(lab)
     console.print(
         f"{game} {name} ({analysis.abbreviation()}): house edge "
         f"[bold]{payload['house_edge'] * 100:.4f}%[/] (exact)"
@@ -229,6 +266,10 @@ def strategy(
     split_hands: SplitOption = None,
     rsa: RsaOption = None,
     surrender: SurrenderOption = None,
+    blackjack_pays: BlackjackPaysOption = None,
+    peek: PeekOption = None,
+    double_on: DoubleOnOption = None,
+    hsa: HsaOption = None,
     rules_file: RulesOption = None,
     output_format: Annotated[str, typer.Option("--format", help="text, csv or json.")] = "text",
     as_json: JsonOption = False,
@@ -238,7 +279,7 @@ def strategy(
         if output_format not in ("text", "csv", "json"):
             raise _InputError(f"--format {output_format!r} must be text, csv or json.")
         with _working("strategy", as_json=as_json or output_format == "json"):
-            spec, _, analysis = _rules(
+            spec, lab = _what_if_rules(
                 game,
                 rules_file,
                 decks=decks,
@@ -247,15 +288,21 @@ def strategy(
                 split_hands=split_hands,
                 rsa=rsa,
                 surrender=surrender,
+                blackjack_pays=blackjack_pays,
+                peek=peek,
+                double_on=double_on,
+                hsa=hsa,
             )
             from tablejack.lab.exact import analyse
 
+            analysis = lab.analysis
             result = analyse(analysis)
     if as_json or output_format == "json":
         _print_json(
             {
                 "game": spec.id,
                 "rules": analysis.to_json(),
+                "what_if": lab.what_if_json(),
                 **result.strategy.charts(),
                 "legend": {
                     "H": "hit",
@@ -273,8 +320,10 @@ def strategy(
             }
         )
     elif output_format == "csv":
+        print("".join(f"# {label}\n" for label in lab.labels), end="")
         print(result.strategy.to_csv(), end="")
     else:
+        print("".join(f"{label}\n" for label in lab.labels), end="")
         print(f"{spec.id} basic strategy, {analysis.abbreviation()}")
         print(result.strategy.to_text(), end="")
 
@@ -287,6 +336,10 @@ def simulate(
     split_hands: SplitOption = None,
     rsa: RsaOption = None,
     surrender: SurrenderOption = None,
+    blackjack_pays: BlackjackPaysOption = None,
+    peek: PeekOption = None,
+    double_on: DoubleOnOption = None,
+    hsa: HsaOption = None,
     rules_file: RulesOption = None,
     hands: Annotated[int, typer.Option("--hands", help="Hands (rounds) to simulate.")] = 1_000_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the shoes.")] = 0,
@@ -309,7 +362,7 @@ def simulate(
         with _working(
             f"simulating {hands:,} hands", as_json=as_json, unit="blocks", announce=True
         ) as step:
-            spec, game_rules, analysis = _rules(
+            spec, lab = _what_if_rules(
                 game,
                 rules_file,
                 decks=decks,
@@ -318,7 +371,12 @@ def simulate(
                 split_hands=split_hands,
                 rsa=rsa,
                 surrender=surrender,
+                blackjack_pays=blackjack_pays,
+                peek=peek,
+                double_on=double_on,
+                hsa=hsa,
             )
+            game_rules, analysis = lab.rules, lab.analysis
             _compile_here(spec, analysis, game_rules, workers, scheduler)
             result = spec.simulate(
                 analysis,
@@ -329,10 +387,11 @@ def simulate(
                 scheduler=scheduler,
                 progress=step.update,
             )
-        payload = {"game": spec.id, **result.to_json()}
+        payload = {"game": spec.id, **result.to_json(), "what_if": lab.what_if_json()}
     if as_json:
         _print_json(payload)
         return
+    _print_what_if(lab)
     console.print(
         f"{payload['hands']:,} hands in {payload['seconds']:.2f} s "
         f"({payload['hands_per_second'] / 1e6:.2f} M hands/s, {payload['workers']} worker(s))"
@@ -358,6 +417,20 @@ def parsheet(
     workers: Annotated[
         int | None, typer.Option("--workers", help="Processes (default: all cores).")
     ] = None,
+    decks: DecksOption = None,
+    h17: H17Option = None,
+    das: DasOption = None,
+    split_hands: SplitOption = None,
+    rsa: RsaOption = None,
+    surrender: SurrenderOption = None,
+    blackjack_pays: BlackjackPaysOption = None,
+    peek: PeekOption = None,
+    double_on: DoubleOnOption = None,
+    hsa: HsaOption = None,
+    variations: Annotated[
+        bool,
+        typer.Option("--variations/--no-variations", help="The rule-variation table (exact)."),
+    ] = True,
     exposure_shoes: Annotated[
         int,
         typer.Option("--exposure-shoes", help="Shoes of the advantage-play section (0: none)."),
@@ -377,13 +450,27 @@ def parsheet(
         with _working(
             f"par sheet ({hands:,} hands simulated)", as_json=as_json, unit="blocks", announce=True
         ) as step:
-            spec, rules, analysis = _rules(game_id, rules_file)
+            spec, lab = _what_if_rules(
+                game_id,
+                rules_file,
+                decks=decks,
+                h17=h17,
+                das=das,
+                split_hands=split_hands,
+                rsa=rsa,
+                surrender=surrender,
+                blackjack_pays=blackjack_pays,
+                peek=peek,
+                double_on=double_on,
+                hsa=hsa,
+            )
+            rules, analysis = lab.rules, lab.analysis
             _compile_here(spec, analysis, rules, workers, None)
 
             def update(done: int, total: int) -> None:
                 step.update(done, total)
                 if done >= total:
-                    step.relabel("par sheet: plots and report")
+                    step.relabel("par sheet: rule variations, plots and report")
 
             report = write_parsheet(
                 spec,
@@ -395,17 +482,21 @@ def parsheet(
                 workers=workers,
                 progress=update,
                 exposure_shoes=exposure_shoes,
+                what_if=lab,
+                variations=variations,
             )
     if as_json:
         _print_json(
             {
                 "out": str(out),
                 "files": report["files"],
+                "what_if": report["what_if"],
                 "player_edge_wagers": report["player_edge_wagers"],
                 "house_edge": {w["wager"]: w["house_edge"] for w in report["wagers"]},
             }
         )
         return
+    _print_what_if(lab)
     for wager in report["wagers"]:
         console.print(f"{wager['wager']}: house edge {wager['house_edge'] * 100:.4f}%")
     if report["player_edge_wagers"]:

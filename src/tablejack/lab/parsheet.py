@@ -29,14 +29,34 @@ def build_parsheet(
     seed: int,
     workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    what_if: Any = None,
+    variations: bool = True,
 ) -> dict[str, Any]:
-    """The par sheet's data (what ``parsheet.json`` holds)."""
-    from tablejack.lab import exact
+    """The par sheet's data (what ``parsheet.json`` holds). ``what_if`` is the
+    :class:`~tablejack.lab.whatif.LabRules` the rules came from, when they may be what-if rules
+    (a banner names each departure); ``variations`` adds the rule-variation table."""
+    from tablejack.lab import whatif
 
-    if spec.id != "classic":
-        return _game_parsheet(
-            spec, rules, analysis, hands=hands, seed=seed, workers=workers, progress=progress
-        )
+    build = _classic_parsheet if spec.id == "classic" else _game_parsheet
+    data = build(spec, rules, analysis, hands=hands, seed=seed, workers=workers, progress=progress)
+    whatif.add_to_parsheet(
+        data, spec, rules, analysis, what_if, workers=workers, variations=variations
+    )
+    return data
+
+
+def _classic_parsheet(
+    spec: Any,
+    rules: Any,
+    analysis: AnalysisRules,
+    *,
+    hands: int,
+    seed: int,
+    workers: int | None,
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, Any]:
+    """The par sheet of the ``classic`` game."""
+    from tablejack.lab import exact
 
     result = exact.analyse(analysis)
     sim = spec.simulate(analysis, hands=hands, seed=seed, workers=workers, progress=progress)
@@ -286,13 +306,16 @@ def write_parsheet(
     workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     exposure_shoes: int = 0,
+    what_if: Any = None,
+    variations: bool = True,
 ) -> dict[str, Any]:
     """Write ``parsheet.json``, ``parsheet.html`` and the PNG plots into ``out``; with
     ``exposure_shoes`` also the advantage-play exposure of the offered wagers
     (:mod:`tablejack.lab.exposure`, that many seeded shoes)."""
     data = build_parsheet(
-        spec, rules, analysis, hands=hands, seed=seed, workers=workers, progress=progress
-    )
+        spec, rules, analysis, hands=hands, seed=seed, workers=workers, progress=progress,
+        what_if=what_if, variations=variations,
+    )  # fmt: skip
     if exposure_shoes > 0 and analysis.decks is not None:
         from tablejack.lab import exposure
 
@@ -359,6 +382,8 @@ def _num(value: float) -> str:
 
 
 def _html(data: dict[str, Any], plots: list[str]) -> str:
+    from tablejack.lab import whatif
+
     e = html.escape
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
@@ -366,8 +391,10 @@ def _html(data: dict[str, Any], plots: list[str]) -> str:
         "<style>body{font-family:sans-serif;max-width:60rem;margin:2rem auto}"
         "table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #999;"
         "padding:2px 6px;text-align:right}.flag{background:#c00;color:#fff;padding:1rem;"
-        "font-weight:bold}</style></head><body>",
+        "font-weight:bold}.whatif{background:#fc0;color:#000;padding:1rem;font-weight:bold;"
+        "border:3px solid #000}</style></head><body>",
         f"<h1>Par sheet: {e(data['title'])}</h1>",
+        *whatif.banner_html(data),
     ]
     for name in data["player_edge_wagers"]:
         wager = next(w for w in data["wagers"] if w["wager"] == name)
@@ -446,6 +473,7 @@ def _html(data: dict[str, Any], plots: list[str]) -> str:
         from tablejack.lab.exposure import html_section
 
         parts.append(html_section(data["exposure"]))
+    parts.extend(whatif.variations_html(data))
     parts.append("<h2>Basic strategy (generated from the rules)</h2>")
     for name, chart in data["strategy"].items():
         parts.append(

@@ -78,6 +78,7 @@ def _kernel_rules(rules: AnalysisRules) -> np.ndarray:
             float(rules.blackjack_pays),
             float(rules.ez_bust),
             float(rules.ez_bust_push_all),
+            float(rules.peek),
         ]
     )
 
@@ -85,10 +86,10 @@ def _kernel_rules(rules: AnalysisRules) -> np.ndarray:
 def _check(rules: AnalysisRules) -> None:
     if rules.decks is None:
         raise ValueError("The simulation deals from a finite shoe; give a number of decks.")
-    if not rules.peek:
+    if not rules.peek and (rules.double_full_amount or rules.split_full_amount):
         raise ValueError(
-            "The simulation kernel plays the peek game (hole_card_peek = true); a game without "
-            "the peek is analysed exactly only."
+            "The classic simulation kernel plays a game without the peek only as the engine "
+            "does, a dealer Blackjack collecting the original wager (PA 633a.10(b), 633a.11(d))."
         )
 
 
