@@ -346,3 +346,34 @@ def test_633a7_parsheet_of_an_h17_rules_file_has_the_banner_and_the_variation_ta
     assert clean["what_if"] == []
     plain_html = (plain / "parsheet.html").read_text()
     assert "WHAT-IF" not in plain_html and "Rule variations" not in plain_html
+
+
+def test_633c5f_paytable_design_on_two_decks_is_a_labelled_what_if_of_the_two_deck_shoe() -> None:
+    """``paytable`` takes what-if rules like every lab command: two decks on a hybrid-shared
+    table are labelled with the clause, and the King's Bounty outcomes are those of two decks —
+    the base paytable's exact edge is the one ``edge`` gives for the same two-deck shoe."""
+    args = ["--game", "hybrid-shared", "--decks", "2", "--wager", "kings_bounty"]
+    design = _json(["paytable", *args, "--target-edge", "5%", "--count", "2", "--json"])
+    edge = _json(["edge", *args, "--json"])
+    refusal = _refusal(lambda: HybridSharedRules(decks=2))
+    assert [(d["rule"], d["sentence"]) for d in design["what_if"]] == [
+        ("PA 633c.5(f)", refusal.message)
+    ]
+    assert design["what_if"] == edge["what_if"]
+    assert design["base"]["house_edge"] == pytest.approx(edge["house_edge"], abs=1e-12)
+    six = _json(["edge", "--game", "hybrid-shared", "--wager", "kings_bounty", "--json"])
+    assert abs(design["base"]["house_edge"] - six["house_edge"]) > 0.01  # not the six-deck shoe
+
+
+@pytest.mark.slow
+def test_633c5f_exposure_on_two_decks_is_a_labelled_what_if() -> None:
+    """``exposure`` takes what-if rules too: labelled, and off the top the two-deck edge."""
+    args = ["--game", "hybrid-shared", "--decks", "2", "--wager", "kings_bounty"]
+    walk = _json(["exposure", *args, "--shoes", "20", "--json"])
+    edge = _json(["edge", *args, "--json"])
+    assert walk["what_if"] == edge["what_if"] and walk["what_if"][0]["rule"] == "PA 633c.5(f)"
+    assert walk["wagers"]["kings_bounty"]["house_edge"] == pytest.approx(
+        edge["house_edge"], abs=1e-12
+    )
+    text = runner.invoke(app, ["exposure", *args, "--shoes", "20"])
+    assert text.exit_code == 0 and "what-if: not permitted under PA 633c.5(f)" in text.stdout

@@ -79,16 +79,6 @@ def _clean_errors() -> Iterator[None]:
         raise _fail(text) from None
 
 
-def _rules(game: str, rules_file: Path | None, **flags: Any) -> tuple[Any, Any, Any]:
-    """The game, its rules and their analysis, refusing rules the game does not permit (for a
-    command that does not label what-if rules; the others use :func:`_what_if_rules`)."""
-    from tablejack.lab.games import lab_game, rules_for
-
-    spec = lab_game(game)
-    rules, analysis = rules_for(game, rules_file, **flags)
-    return spec, rules, analysis
-
-
 def _what_if_rules(game: str, rules_file: Path | None, **flags: Any) -> tuple[Any, Any]:
     """The game and its rules, rule sets the game does not permit kept as labelled what-ifs
     (:mod:`tablejack.lab.whatif`)."""
@@ -559,10 +549,11 @@ def paytable(
         # the Buzzer Beater and EZ Bust need the exact analysis (seconds); par sheets too
         long = out is not None or game in ("hybrid", "classic")
         with _working("paytable search", as_json=as_json, announce=long) as step:
-            spec, rules, analysis = _rules(game, rules_file, decks=decks)
+            spec, lab = _what_if_rules(game, rules_file, decks=decks)
+            rules, analysis = lab.rules, lab.analysis
             outcomes = design.wager_outcomes(spec.id, spec.wager(wager), rules, analysis, form=form)
             result = design.search(outcomes, target, count, lattice)
-            payload = design.report(result, rules)
+            payload = design.report(result, rules) | {"what_if": lab.what_if_json()}
             if out is not None:
                 step.relabel("paytable par sheets")
                 payload["out"] = str(out)
@@ -572,6 +563,7 @@ def paytable(
     if as_json:
         _print_json(payload)
         return
+    _print_what_if(lab)
     design.print_report(payload, console)
 
 
@@ -611,7 +603,8 @@ def exposure(
         ) as step:
             from tablejack.lab import exposure as exposure_module
 
-            spec, game_rules, analysis = _rules(game, rules_file, decks=decks)
+            spec, lab = _what_if_rules(game, rules_file, decks=decks)
+            game_rules, analysis = lab.rules, lab.analysis
             result = exposure_module.exposure(
                 spec.id,
                 game_rules,
@@ -623,7 +616,7 @@ def exposure(
                 spread=float(spread),
                 validate=validate,
                 progress=step.update,
-            )
+            ) | {"what_if": lab.what_if_json()}
             if out is not None:
                 out.mkdir(parents=True, exist_ok=True)
                 (out / "exposure.json").write_text(
@@ -633,6 +626,7 @@ def exposure(
     if as_json:
         _print_json(result)
         return
+    _print_what_if(lab)
     print(exposure_module.render_text(result), end="")
     if out is not None:
         console.print(f"wrote exposure.json, {exposure_module.PLOT_FILE} in {out}")

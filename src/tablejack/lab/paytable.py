@@ -1253,7 +1253,7 @@ def wager_outcomes(
         regulation = tuple(rules.buzzer_beater_paytable) == REGULATION_PAYTABLE
         base = "the regulation's (PA 633c.5(v)(3))" if regulation else "the rules file's"
         return replace(outcomes, base_name=base)
-    decks = rules.decks
+    decks = analysis.decks  # the analysis holds a what-if deck count (the rules the permitted one)
     field_value = getattr(rules, f"{wager}_paytable")
     base = f"{field_value!r}" if isinstance(field_value, str) else "the rules file's"
     if wager == "royal_match":
