@@ -47,11 +47,10 @@ def test_engine_and_kernel_settle_identical_shoes_identically(name: str) -> None
     rounds = 0
     for index in range(40):
         engine = play_engine_shoe(rules, strategy, sim.shoe_cards(77, index, lab_rules.decks), cut)
-        words = sim._block_words(77, index // sim.BLOCK, 52 * lab_rules.decks)[index % sim.BLOCK]
         out = np.zeros((600, 4))
         count = kern.record_shoe(
-            words, lab_rules.decks, cut, sim._kernel_rules(lab_rules), *strategy.arrays(),
-            lab_rules.double_mask(), out,
+            sim.run_words(77), index, lab_rules.decks, cut, sim._kernel_rules(lab_rules),
+            sim.kernel_tables(strategy, lab_rules), out,
         )  # fmt: skip
         kernel = [
             {"main": row[0], "ez": row[1], "ez_wagers": int(row[2]), "cards": int(row[3])}
@@ -96,11 +95,10 @@ def test_property_engine_and_kernel_agree_for_any_rules_and_seed(
     cut = sim._cut(lab_rules)
     for index in (0, 1):
         engine = play_engine_shoe(rules, strategy, sim.shoe_cards(seed, index, decks), cut)
-        words = sim._block_words(seed, 0, 52 * decks)[index]
         out = np.zeros((600, 4))
         count = kern.record_shoe(
-            words, decks, cut, sim._kernel_rules(lab_rules), *strategy.arrays(),
-            lab_rules.double_mask(), out,
+            sim.run_words(seed), index, decks, cut, sim._kernel_rules(lab_rules),
+            sim.kernel_tables(strategy, lab_rules), out,
         )  # fmt: skip
         kernel = [
             {"main": row[0], "ez": row[1], "ez_wagers": int(row[2]), "cards": int(row[3])}

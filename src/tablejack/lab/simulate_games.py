@@ -29,14 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from tablejack.lab import _sim_games, _sim_kernels
+from tablejack.lab import _sim_games
 from tablejack.lab.model import AnalysisRules
-from tablejack.lab.simulate import BLOCK, Z95, _block_words, _cut
+from tablejack.lab.simulate import BLOCK, Z95, _cut, kernel_tables, run_words
 
 __all__ = ["GAME_CODES", "GameSimulationResult", "game_tables", "simulate_game"]
 
 kern: Any = _sim_games
-classic_kern: Any = _sim_kernels
 
 GAME_CODES = {"hybrid": 0, "hybrid-shared": 1, "multi-action": 2}
 HIST_BINS = 61
@@ -148,20 +147,15 @@ def run_game_chunk(chunk: GameChunk) -> dict[str, Any]:
     rules = chunk.rules
     assert rules.decks is not None
     strategy = analyse(rules.replace(penetration=0.75)).strategy
-    tab = classic_kern.pack_tables(*strategy.arrays(), rules.double_mask())
     pay, bb = game_tables(chunk.game, chunk.game_rules)
-    vec = kernel_rules(rules, chunk.game_rules)
     stats = np.zeros(kern.STATS)
     hist = np.zeros(HIST_BINS, dtype=np.int64)
-    no_rows = np.zeros((0, 5))
-    cards = 52 * rules.decks
     started = time.perf_counter()
-    for block in range(chunk.first, chunk.first + chunk.blocks):
-        words = _block_words(chunk.seed, block, cards)
-        kern.play_game_shoes(
-            words, rules.decks, _cut(rules), GAME_CODES[chunk.game], vec, tab, pay, bb, stats,
-            hist, no_rows,
-        )  # fmt: skip
+    kern.play_game_shoes(
+        run_words(chunk.seed), chunk.first * BLOCK, chunk.blocks * BLOCK, rules.decks,
+        _cut(rules), GAME_CODES[chunk.game], kernel_rules(rules, chunk.game_rules),
+        kernel_tables(strategy, rules), pay, bb, stats, hist, np.zeros((0, 5)),
+    )  # fmt: skip
     return {"stats": stats, "hist": hist, "seconds": time.perf_counter() - started}
 
 
@@ -313,14 +307,12 @@ def record_game_shoe(
 
     assert rules.decks is not None
     strategy = analyse(rules.replace(penetration=0.75)).strategy
-    tab = classic_kern.pack_tables(*strategy.arrays(), rules.double_mask())
     pay, bb = game_tables(game, game_rules)
-    offset = index % BLOCK
-    words = _block_words(seed, index // BLOCK, 52 * rules.decks)[offset : offset + 1]
     out = np.zeros((600, 5))
     count = kern.play_game_shoes(
-        words, rules.decks, _cut(rules), GAME_CODES[game], kernel_rules(rules, game_rules), tab,
-        pay, bb, np.zeros(kern.STATS), np.zeros(HIST_BINS, dtype=np.int64), out,
+        run_words(seed), index, 1, rules.decks, _cut(rules), GAME_CODES[game],
+        kernel_rules(rules, game_rules), kernel_tables(strategy, rules), pay, bb,
+        np.zeros(kern.STATS), np.zeros(HIST_BINS, dtype=np.int64), out,
     )  # fmt: skip
     names = SIDE_NAMES[game]
     from tablejack.lab.games import lab_game
