@@ -135,6 +135,12 @@ def play_game_shoes(run, first_shoe, shoes, decks, cut, game, rules, tab, pay, b
     crown = rules[G_CROWN] != 0.0
     spots = int(rules[G_SPOTS])
     hit, first, stand, versus = fast_tables(tab, rules[G_LS] != 0.0)
+    # the Buzzer Beater's net by [player total, dealer total] when neither has a Blackjack
+    bb_net = np.empty((32, 32))
+    for t in range(32):
+        for d in range(32):
+            row, col = buzzer_cell(t, False, d, False)
+            bb_net[t, d] = -1.0 if row < 0 else bb_pay[row, col]
     res = np.zeros(R_RESULTS)
     work = np.zeros((8, MAX_HANDS), dtype=np.int64)
     bet = np.zeros(MAX_HANDS)
@@ -296,9 +302,7 @@ def play_game_shoes(run, first_shoe, shoes, decks, cut, game, rules, tab, pay, b
                             res[R_SIDE1] = -1.0  # (p)(1), or the Blackjack beat the dealer
                         else:
                             res[R_MAIN] = compared
-                            t0 = hand_total(work[0, 0], work[1, 0] == 1)
-                            row, col = buzzer_cell(t0, False, d_total, False)
-                            res[R_SIDE1] = -1.0 if row < 0 else bb_pay[row, col]
+                            res[R_SIDE1] = bb_net[hand_total(work[0, 0], work[1, 0] == 1), d_total]
                     elif game == GAME_SHARED:
                         if player_bj:
                             res[R_MAIN] = 0.0 if dealer_bj else bj_pays
@@ -360,8 +364,7 @@ def play_game_shoes(run, first_shoe, shoes, decks, cut, game, rules, tab, pay, b
                 v = res[q]
                 sums[ST_SUM + q] += v
                 sums[ST_SQ + q] += v * v
-                if v > 0.0:
-                    sums[ST_HITS + q] += 1.0
+                sums[ST_HITS + q] += 1.0 if v > 0.0 else 0.0  # a select, not a branch
             b = int(np.rint(res[R_MAIN] * 2.0)) + bins // 2
             hist[min(max(b, 0), bins - 1)] += 1
         sums[ST_SHOES] += 1.0

@@ -10,16 +10,19 @@ engine would (a live hand, or a live EZ Bust wager, A-22). One seat, one unit pe
 
 **Shoes.** Shoe ``index`` of a run is the forward Fisher-Yates shuffle of its decks driven by
 the counter-based SplitMix64 stream of the shoe's key: position ``p`` is fixed by the high 32
-bits of ``mix(key + (p + 1) * GOLDEN)`` (multiply-shift to the positions left), and the key
-is ``mix(run[0] ^ mix(run[1] + index * GOLDEN))`` for the run's two 64-bit words. The kernel
+bits of ``mix64(key + (p + 1) * GOLDEN)`` (multiply-shift to the positions left), and the
+key is ``mix64(run[0] ^ mix64(run[1] + index * GOLDEN))`` for the run's two 64-bit words. The kernel
 fixes each position as it deals it, so the cards dealt are a prefix of the full shuffle
 (:func:`shuffle_shoe`) and no random number is made for a card never dealt.
 
-**Speed.** A round with one hand (all but about 2.5% of them) is played in scalar variables
-with the first decision, the hit decision and the dealer's stand read from small tables made
-once per call (:func:`fast_tables`); only a round whose first decision is a split takes the
-general loop over the hands in ``work``. A call plays many shoes and keeps its sums in
-variables, writing them once at the end.
+**Speed.** A round is played in the body of :func:`play_shoes`'s loop, not in a function of
+its own: numba increments and decrements the reference count of every array handed to a
+function (atomic operations, twice per array per call), which cost more than the round itself.
+A round with one hand (all but about 2.5% of them) is played in scalar variables with the
+first decision, the hit decision, the dealer's stand and the settlement read from small tables
+made once per call (:func:`fast_tables`); only a round whose first decision is a split calls
+:func:`play_split_hands`, the general loop over the hands in ``work``. A call plays many shoes
+and keeps its sums in variables, writing them once at the end.
 """
 
 from __future__ import annotations
@@ -87,7 +90,7 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 
 
 @njit(cache=True, inline="always")
-def _mix(z):
+def mix64(z):
     """SplitMix64's output function (Steele, Lea and Flood 2014): a bijective 64-bit mix."""
     z = (z ^ (z >> np.uint64(30))) * _MIX1
     z = (z ^ (z >> np.uint64(27))) * _MIX2
@@ -97,7 +100,7 @@ def _mix(z):
 @njit(cache=True, inline="always")
 def shoe_key(run, index):
     """The key of shoe ``index`` of the run whose two 64-bit words are ``run``."""
-    return _mix(run[0] ^ _mix(run[1] + np.uint64(index) * GOLDEN))
+    return mix64(run[0] ^ mix64(run[1] + np.uint64(index) * GOLDEN))
 
 
 @njit(cache=True, inline="always")
@@ -106,7 +109,7 @@ def deal(shoe, p, key):
     number is the SplitMix64 output ``p + 1`` of ``key``: positions are fixed in order, so the
     cards dealt are a prefix of the full shuffle of ``shoe``."""
     n = shoe.shape[0]
-    r = _mix(key + np.uint64(p + 1) * GOLDEN) >> np.uint64(32)
+    r = mix64(key + np.uint64(p + 1) * GOLDEN) >> np.uint64(32)
     j = p + np.int64((r * np.uint64(n - p)) >> np.uint64(32))
     c = shoe[j]
     shoe[j] = shoe[p]
@@ -350,6 +353,7 @@ def play_shoes(run, first_shoe, shoes, decks, cut, rules, tab, stats, hist, coun
     ez_on = rules[K_EZ] != 0.0
     push_all_rule = rules[K_EZ_PUSH_ALL] != 0.0
     hit, first, stand, versus = fast_tables(tab, rules[K_LS] != 0.0)
+    single_outcome = np.array(SINGLE_OUTCOME)
     work = np.zeros((8, MAX_HANDS), dtype=np.int64)
     bet = np.zeros(MAX_HANDS)
     end = 52 * decks
@@ -482,7 +486,7 @@ def play_shoes(run, first_shoe, shoes, decks, cut, rules, tab, stats, hist, coun
                 else:
                     v = versus[hand_total(hard, ace == 1), d_total]
                     net = b * v
-                    counts[SINGLE_OUTCOME[v + 1 + 3 * n_doubles]] += 1
+                    counts[single_outcome[v + 1 + 3 * n_doubles]] += 1
                     bet_total = b
             cards += pos - start
             rounds += 1
