@@ -80,7 +80,7 @@ def test_engine_and_game_kernel_settle_identical_shoes_identically(name: str) ->
     analysis = AnalysisRules.from_rules(rules)
     assert analysis.decks is not None
     strategy = analyse(analysis.replace(penetration=0.75)).strategy
-    cut = sim._cut(analysis)
+    cut = sim.cut_position(analysis)
     rounds = 0
     for index in range(6):
         cards = sim.shoe_cards(31, index, analysis.decks)
@@ -152,7 +152,7 @@ def test_property_engine_and_game_kernel_agree_for_any_seed(
     assert analysis.decks is not None
     strategy = analyse(analysis.replace(penetration=0.75)).strategy
     cards = sim.shoe_cards(seed, 0, analysis.decks)
-    engine = play_engine_game_shoe(game, rules, strategy, cards, sim._cut(analysis))
+    engine = play_engine_game_shoe(game, rules, strategy, cards, sim.cut_position(analysis))
     assert record_game_shoe(game, analysis, rules, seed, 0) == engine
 
 

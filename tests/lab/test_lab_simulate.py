@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tablejack.lab import _sim_kernels as kern
 from tablejack.lab import exact
 from tablejack.lab.model import AnalysisRules
-from tablejack.lab.simulate import BLOCK, shoe_cards, simulate
+from tablejack.lab.simulate import BLOCK, run_words, shoe_cards, simulate
 
 pytestmark = pytest.mark.slow  # simulations at size, a Dask cluster
 
@@ -20,6 +21,47 @@ def test_a_shoe_is_a_permutation_of_its_decks() -> None:
     assert sorted(np.bincount(cards, minlength=52)) == [6] * 52
     assert not np.array_equal(cards, shoe_cards(5, 4, 6))
     assert np.array_equal(cards, shoe_cards(5, 3, 6))
+
+
+MASK = (1 << 64) - 1
+GAMMA = 0x9E3779B97F4A7C15
+
+
+def _splitmix64_output(z: int) -> int:
+    """SplitMix64's output function, in Python integers (Steele, Lea and Flood 2014)."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
+def _reference_shoe(seed: int, index: int, decks: int) -> list[int]:
+    """The shoe as docs/lab.md describes it, computed independently of the kernel."""
+    w0, w1 = (int(w) for w in np.random.SeedSequence(seed).generate_state(2, np.uint64))
+    key = _splitmix64_output(w0 ^ _splitmix64_output((w1 + index * GAMMA) & MASK))
+    cards = [i % 52 for i in range(52 * decks)]
+    n = len(cards)
+    for p in range(n):
+        r = _splitmix64_output((key + (p + 1) * GAMMA) & MASK) >> 32
+        j = p + ((r * (n - p)) >> 32)
+        cards[p], cards[j] = cards[j], cards[p]
+    return cards
+
+
+def test_the_generator_is_splitmix64() -> None:
+    # the reference generator's first outputs from state 0 (splitmix64.c, Vigna)
+    assert [_splitmix64_output(k * GAMMA & MASK) for k in (1, 2, 3)] == [
+        0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4, 0x06C45D188009454F,
+    ]  # fmt: skip
+    assert int(kern.mix64(np.uint64(GAMMA))) == 0xE220A8397B1DCDAF
+    assert int(kern.mix64(np.uint64(3 * GAMMA & MASK))) == 0x06C45D188009454F
+
+
+@pytest.mark.parametrize(("seed", "index", "decks"), [(0, 0, 1), (5, 3, 6), (2026, 70_000, 8)])
+def test_a_shoe_is_the_documented_keyed_fisher_yates_shuffle(
+    seed: int, index: int, decks: int
+) -> None:
+    assert shoe_cards(seed, index, decks).tolist() == _reference_shoe(seed, index, decks)
+    assert run_words(seed).dtype == np.uint64
 
 
 def test_results_do_not_depend_on_chunking() -> None:

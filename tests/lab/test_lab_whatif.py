@@ -377,3 +377,11 @@ def test_633c5f_exposure_on_two_decks_is_a_labelled_what_if() -> None:
     )
     text = runner.invoke(app, ["exposure", *args, "--shoes", "20"])
     assert text.exit_code == 0 and "what-if: not permitted under PA 633c.5(f)" in text.stdout
+
+
+def test_633a10b_the_simulation_refuses_no_peek_with_a_sentence() -> None:
+    """The classic simulation kernel plays the peek game only: ``simulate --no-peek`` exits 2
+    with a sentence, while ``edge --no-peek`` analyses the same rules exactly."""
+    refused = runner.invoke(app, ["simulate", "--no-peek", "--hands", "1000", "--json"])
+    assert refused.exit_code == 2 and "analysed exactly only" in refused.output
+    assert _json(["edge", "--no-peek", "--json"])["rules"]["analysis"]["peek"] is False

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from tablejack.lab import _exact_kernels
-from tablejack.lab.exact import _scratch, _up_shoe, analyse, dealer_dag
+from tablejack.lab.exact import analyse, dealer_dag, scratch_space, up_shoe
 from tablejack.lab.model import CARD_LABELS, DEALER_OUTCOMES, AnalysisRules
 
 __all__ = ["PLAYER_ROWS", "buzzer_beater", "joint_final_hands"]
@@ -62,10 +62,10 @@ def joint_final_hands(rules: AnalysisRules) -> dict[str, Any]:
     surrender = 0.0
     by_up = {}
     for u in range(10):
-        base, n0 = _up_shoe(rules, u)
+        base, n0 = up_shoe(rules, u)
         child, drawn, size = dealer_dag(u, rules.h17)
         j, b, s = kernels.final_hands(
-            child, drawn, size, _scratch(), base, n0, finite, u, vec, mask,
+            child, drawn, size, scratch_space(), base, n0, finite, u, vec, mask,
             *analysis.strategy.arrays(), rules.late_surrender,
         )  # fmt: skip
         by_up[CARD_LABELS[u]] = (j, b, s)

@@ -36,6 +36,8 @@ __all__ = [
     "dealer_table",
     "ez_bust",
     "insurance",
+    "scratch_space",
+    "up_shoe",
 ]
 
 kernels: Any = _exact_kernels
@@ -96,7 +98,7 @@ def dealer_dag(up: int, h17: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @functools.lru_cache(maxsize=1)
-def _scratch() -> np.ndarray:
+def scratch_space() -> np.ndarray:
     return np.zeros((512, 7))
 
 
@@ -134,7 +136,7 @@ def dealer_probabilities(
         if (counts < 0).any():
             raise ValueError("More cards removed than the shoe holds.")
     child, drawn, size = dealer_dag(u, rules.h17)
-    dist = kernels.dealer_eval(child, drawn, size, counts, counts.sum(), finite, _scratch())
+    dist = kernels.dealer_eval(child, drawn, size, counts, counts.sum(), finite, scratch_space())
     if post_peek:
         no_bj = 1.0 - dist[kernels.BJ]
         dist = dist / no_bj if no_bj > 0 else dist
@@ -303,7 +305,7 @@ def _finite(rules: AnalysisRules) -> int:
     return 0 if rules.decks is None else 1
 
 
-def _up_shoe(rules: AnalysisRules, u: int) -> tuple[np.ndarray, float]:
+def up_shoe(rules: AnalysisRules, u: int) -> tuple[np.ndarray, float]:
     counts = rules.shoe_counts()
     if rules.decks is None:
         return counts, float(counts.sum())
@@ -332,12 +334,12 @@ def analyse(rules: AnalysisRules) -> ExactAnalysis:
     up_return = np.zeros(10)
     hand_values = np.full((10, 10, 10, 9), np.nan)
     splits = np.full((10, 10, 3), np.nan)
-    scratch = _scratch()
+    work = scratch_space()
     for u in range(10):
-        base, n0 = _up_shoe(rules, u)
+        base, n0 = up_shoe(rules, u)
         child, drawn, size = dealer_dag(u, rules.h17)
         values = kernels.analyse_up(
-            child, drawn, size, scratch, base, n0, finite, u, vec, mask,
+            child, drawn, size, work, base, n0, finite, u, vec, mask,
             hit_hard, hit_soft, first_hard, first_soft, split, splits[u],
         )  # fmt: skip
         hand_values[u] = values
@@ -358,7 +360,7 @@ def insurance(rules: AnalysisRules) -> dict[str, Any]:
     >>> round(insurance(AnalysisRules(decks=6))["house_edge"], 6)
     0.073955
     """
-    base, n0 = _up_shoe(rules, 0)
+    base, n0 = up_shoe(rules, 0)
     p = float(base[9] / n0)
     return {
         "wager": "insurance",
@@ -375,7 +377,7 @@ def insurance(rules: AnalysisRules) -> dict[str, Any]:
 
 def insurance_for_hand(rules: AnalysisRules, c1: str, c2: str) -> float:
     """The player's expected return per unit of insurance holding ``c1``, ``c2``."""
-    base, n0 = _up_shoe(rules, 0)
+    base, n0 = up_shoe(rules, 0)
     removed = _removal((c1, c2))
     p = base[9] / n0 if rules.decks is None else (base[9] - removed[9]) / (n0 - 2)
     return float(3.0 * p - 1.0)
@@ -403,10 +405,10 @@ def ez_bust(rules: AnalysisRules, *, push_all: bool | None = None) -> dict[str, 
     wager_weight = 0.0
     agg = np.zeros(3)
     for u in range(1, 6):
-        base, n0 = _up_shoe(rules, u)
+        base, n0 = up_shoe(rules, u)
         child, drawn, size = dealer_dag(u, rules.h17)
         win, lose, push, wagers = kernels.ez_bust_value(
-            child, drawn, size, _scratch(), base, n0, finite, u, vec, mask,
+            child, drawn, size, scratch_space(), base, n0, finite, u, vec, mask,
             *analysis.strategy.arrays(), analysis.split_results[u], push_all,
         )  # fmt: skip
         by_up[CARD_LABELS[u]] = {

@@ -1,12 +1,14 @@
 """Monte Carlo simulation of a game by its numba kernel, on all cores or on a Dask cluster.
 
-Randomness is made outside the kernel: shoe ``i`` of a run seeded ``seed`` is the forward
-Fisher-Yates shuffle driven by row ``i % BLOCK`` of the 64-bit words that a NumPy generator
-(SFC64) seeded with ``SeedSequence(seed, spawn_key=(i // BLOCK,))`` gives, so each shoe depends
-only on the seed and its index, never on how the work is split into chunks, processes or
-cluster workers. The kernel fixes each position as it deals it (the cards dealt are a prefix of
-the full shuffle, :func:`shoe_cards`). Work is done in chunks of whole blocks; memory per worker
-is one block of words.
+Randomness is explicit and keyed: a run seeded ``seed`` has two 64-bit words
+(:func:`run_words`, from ``numpy.random.SeedSequence(seed)``), and shoe ``i`` is the forward
+Fisher-Yates shuffle driven by the counter-based SplitMix64 stream of the key those words and
+``i`` give (:mod:`tablejack.lab._sim_kernels`). Each shoe therefore depends only on the seed and
+its index, never on how the work is split into chunks, processes or cluster workers. The kernel
+fixes each position as it deals it (the cards dealt are a prefix of the full shuffle,
+:func:`shoe_cards`) and makes no random number for a card it never deals. Work is done in
+chunks of whole blocks of :data:`BLOCK` shoes, one kernel call per chunk; memory per worker is
+one shoe and the kernel's small tables, whatever the number of hands.
 
 >>> from tablejack.lab.model import AnalysisRules
 >>> result = simulate(AnalysisRules(decks=6), hands=20_000, seed=7, workers=1)
@@ -31,10 +33,19 @@ from tablejack.lab.model import AnalysisRules
 
 kern: Any = _sim_kernels
 
-__all__ = ["BLOCK", "SimulationResult", "shoe_cards", "simulate"]
+__all__ = [
+    "BLOCK",
+    "SimulationResult",
+    "cut_position",
+    "kernel_tables",
+    "run_dask",
+    "run_words",
+    "shoe_cards",
+    "simulate",
+]
 
 BLOCK = 256
-"""Shoes per random block (the unit of seeding and of work)."""
+"""Shoes per block (the unit of work and of progress)."""
 
 Z95 = 1.959963984540054
 
@@ -42,26 +53,27 @@ DASK_CONNECT_TIMEOUT = "10s"
 """How long to try to reach a Dask scheduler before giving up."""
 
 
-def _block_words(seed: int, block: int, cards: int) -> np.ndarray:
-    """The random words of one block of shoes (two 32-bit draws per word)."""
-    bits = np.random.SFC64(np.random.SeedSequence(seed, spawn_key=(block,)))
-    words: np.ndarray = bits.random_raw((BLOCK, cards // 2 + 1))
+def run_words(seed: int) -> np.ndarray:
+    """The two 64-bit words that key every shoe of a run seeded ``seed`` (any integer >= 0)."""
+    words: np.ndarray = np.random.SeedSequence(seed).generate_state(2, np.uint64)
     return words
 
 
 def shoe_cards(seed: int, index: int, decks: int) -> np.ndarray:
     """The card indices (0–51, :attr:`tablejack.core.cards.Card.index`) of shoe ``index`` of a
     run seeded ``seed``, in dealing order."""
-    cards = 52 * decks
-    block, offset = divmod(index, BLOCK)
-    words = _block_words(seed, block, cards)[offset : offset + 1]
-    shoe = np.empty((1, cards), dtype=np.int64)
-    kern.shuffle_shoes(words, decks, shoe)
-    result: np.ndarray = shoe[0]
-    return result
+    shoe = np.empty(52 * decks, dtype=np.int64)
+    kern.shuffle_shoe(run_words(seed), index, decks, shoe)
+    return shoe
 
 
-def _cut(rules: AnalysisRules) -> int:
+def kernel_tables(strategy: Any, rules: AnalysisRules) -> np.ndarray:
+    """The strategy tables and the double mask in the kernels' one array."""
+    tab: np.ndarray = kern.pack_tables(*strategy.arrays(), rules.double_mask())
+    return tab
+
+
+def cut_position(rules: AnalysisRules) -> int:
     assert rules.decks is not None
     return max(1, int(52 * rules.decks * rules.penetration))
 
@@ -78,7 +90,6 @@ def _kernel_rules(rules: AnalysisRules) -> np.ndarray:
             float(rules.blackjack_pays),
             float(rules.ez_bust),
             float(rules.ez_bust_push_all),
-            float(rules.peek),
         ]
     )
 
@@ -86,10 +97,10 @@ def _kernel_rules(rules: AnalysisRules) -> np.ndarray:
 def _check(rules: AnalysisRules) -> None:
     if rules.decks is None:
         raise ValueError("The simulation deals from a finite shoe; give a number of decks.")
-    if not rules.peek and (rules.double_full_amount or rules.split_full_amount):
+    if not rules.peek:
         raise ValueError(
-            "The classic simulation kernel plays a game without the peek only as the engine "
-            "does, a dealer Blackjack collecting the original wager (PA 633a.10(b), 633a.11(d))."
+            "The simulation kernel plays the peek game (hole_card_peek = true); a game without "
+            "the peek is analysed exactly only."
         )
 
 
@@ -110,19 +121,15 @@ def run_chunk(chunk: Chunk) -> dict[str, Any]:
     rules = chunk.rules
     assert rules.decks is not None
     strategy = analyse(rules.replace(penetration=0.75)).strategy
-    cards = 52 * rules.decks
     stats = np.zeros(kern.STATS)
     hist = np.zeros(kern.NET_BINS, dtype=np.int64)
     counts = np.zeros(kern.OUTCOMES, dtype=np.int64)
-    kernel_rules = _kernel_rules(rules)
-    mask = rules.double_mask()
     started = time.perf_counter()
-    for block in range(chunk.first, chunk.first + chunk.blocks):
-        words = _block_words(chunk.seed, block, cards)
-        kern.play_shoes(
-            words, rules.decks, _cut(rules), kernel_rules, *strategy.arrays(), mask, stats,
-            hist, counts,
-        )  # fmt: skip
+    kern.play_shoes(
+        run_words(chunk.seed), chunk.first * BLOCK, chunk.blocks * BLOCK, rules.decks,
+        cut_position(rules), _kernel_rules(rules), kernel_tables(strategy, rules), stats, hist, counts,
+        np.zeros((0, 4)),
+    )  # fmt: skip
     return {
         "stats": stats,
         "hist": hist,
@@ -251,7 +258,7 @@ def _chunks(rules: AnalysisRules, seed: int, blocks: int, per_chunk: int) -> Ite
 
 def _rounds_per_shoe(rules: AnalysisRules) -> float:
     assert rules.decks is not None
-    return max(1.0, _cut(rules) / 5.6)
+    return max(1.0, cut_position(rules) / 5.6)
 
 
 def simulate(
@@ -284,7 +291,7 @@ def simulate(
     done = 0
     used_workers = 1
     if scheduler is not None:
-        results, used_workers = _run_dask(scheduler, chunks, progress, blocks)
+        results, used_workers = run_dask(scheduler, chunks, progress, blocks)
     else:
         count = workers if workers is not None else (os.cpu_count() or 1)
         used_workers = max(1, min(count, len(chunks)))
@@ -319,7 +326,7 @@ def simulate(
     )
 
 
-def _run_dask(
+def run_dask(
     scheduler: str,
     chunks: list[Any],
     progress: Callable[[int, int], None] | None,

@@ -29,15 +29,14 @@ from typing import Any
 
 import numpy as np
 
-from tablejack.lab import _sim_games, _sim_kernels
+from tablejack.lab import _sim_games
 from tablejack.lab.model import AnalysisRules
 from tablejack.lab.offers import offered_wagers
-from tablejack.lab.simulate import BLOCK, Z95, _block_words, _cut
+from tablejack.lab.simulate import BLOCK, Z95, cut_position, kernel_tables, run_words
 
 __all__ = ["GAME_CODES", "GameSimulationResult", "game_tables", "simulate_game"]
 
 kern: Any = _sim_games
-classic_kern: Any = _sim_kernels
 
 GAME_CODES = {"hybrid": 0, "hybrid-shared": 1, "multi-action": 2}
 HIST_BINS = 61
@@ -149,20 +148,15 @@ def run_game_chunk(chunk: GameChunk) -> dict[str, Any]:
     rules = chunk.rules
     assert rules.decks is not None
     strategy = analyse(rules.replace(penetration=0.75)).strategy
-    tab = classic_kern.pack_tables(*strategy.arrays(), rules.double_mask())
     pay, bb = game_tables(chunk.game, chunk.game_rules)
-    vec = kernel_rules(rules, chunk.game_rules)
     stats = np.zeros(kern.STATS)
     hist = np.zeros(HIST_BINS, dtype=np.int64)
-    no_rows = np.zeros((0, 5))
-    cards = 52 * rules.decks
     started = time.perf_counter()
-    for block in range(chunk.first, chunk.first + chunk.blocks):
-        words = _block_words(chunk.seed, block, cards)
-        kern.play_game_shoes(
-            words, rules.decks, _cut(rules), GAME_CODES[chunk.game], vec, tab, pay, bb, stats,
-            hist, no_rows,
-        )  # fmt: skip
+    kern.play_game_shoes(
+        run_words(chunk.seed), chunk.first * BLOCK, chunk.blocks * BLOCK, rules.decks,
+        cut_position(rules), GAME_CODES[chunk.game], kernel_rules(rules, chunk.game_rules),
+        kernel_tables(strategy, rules), pay, bb, stats, hist, np.zeros((0, 5)),
+    )  # fmt: skip
     return {"stats": stats, "hist": hist, "seconds": time.perf_counter() - started}
 
 
@@ -257,7 +251,7 @@ def simulate_game(
         raise ValueError("The simulation deals from a finite shoe; give a number of decks.")
     if hands < 1:
         raise ValueError(f"hands = {hands} must be at least 1.")
-    per_shoe = max(1.0, _cut(rules) / (5.4 if game != "multi-action" else 7.5))
+    per_shoe = max(1.0, cut_position(rules) / (5.4 if game != "multi-action" else 7.5))
     blocks = max(1, math.ceil(hands / (per_shoe * BLOCK)))
     chunks = [
         GameChunk(game, rules, game_rules, seed, first, min(chunk_blocks, blocks - first))
@@ -270,9 +264,9 @@ def simulate_game(
     results: list[dict[str, Any]] = []
     done = 0
     if scheduler is not None:
-        from tablejack.lab.simulate import _run_dask
+        from tablejack.lab.simulate import run_dask
 
-        results, used = _run_dask(scheduler, chunks, progress, blocks, run=run_game_chunk)
+        results, used = run_dask(scheduler, chunks, progress, blocks, run=run_game_chunk)
     else:
         count = workers if workers is not None else (os.cpu_count() or 1)
         used = max(1, min(count, len(chunks)))
@@ -312,14 +306,12 @@ def record_game_shoe(
 
     assert rules.decks is not None
     strategy = analyse(rules.replace(penetration=0.75)).strategy
-    tab = classic_kern.pack_tables(*strategy.arrays(), rules.double_mask())
     pay, bb = game_tables(game, game_rules)
-    offset = index % BLOCK
-    words = _block_words(seed, index // BLOCK, 52 * rules.decks)[offset : offset + 1]
     out = np.zeros((600, 5))
     count = kern.play_game_shoes(
-        words, rules.decks, _cut(rules), GAME_CODES[game], kernel_rules(rules, game_rules), tab,
-        pay, bb, np.zeros(kern.STATS), np.zeros(HIST_BINS, dtype=np.int64), out,
+        run_words(seed), index, 1, rules.decks, cut_position(rules), GAME_CODES[game],
+        kernel_rules(rules, game_rules), kernel_tables(strategy, rules), pay, bb,
+        np.zeros(kern.STATS), np.zeros(HIST_BINS, dtype=np.int64), out,
     )  # fmt: skip
     names = SIDE_NAMES[game]
     offered = offered_wagers(game, game_rules)
