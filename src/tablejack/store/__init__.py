@@ -8,12 +8,14 @@ by Alembic migrations shipped inside the package (:meth:`Store.open` applies the
 from __future__ import annotations
 
 from tablejack.store import floor_models as floor_models  # the 605a tables
+from tablejack.store import lease_models as lease_models  # a floor of several processes
 from tablejack.store.db import (
     CAGE,
     GENESIS,
     DuplicateEventError,
     EventIn,
     EventRecord,
+    FencedError,
     InsufficientFundsError,
     Step,
     Store,
@@ -23,6 +25,7 @@ from tablejack.store.db import (
     chain_hash,
     now_us,
 )
+from tablejack.store.fencing import Fence
 
 __all__ = [
     "CAGE",
@@ -30,6 +33,8 @@ __all__ = [
     "DuplicateEventError",
     "EventIn",
     "EventRecord",
+    "Fence",
+    "FencedError",
     "InsufficientFundsError",
     "Step",
     "Store",

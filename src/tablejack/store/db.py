@@ -39,6 +39,7 @@ from sqlalchemy import event as sa_event
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from tablejack.store.fencing import Fence, stale_fences
 from tablejack.store.models import (
     ACCOUNTS,
     AUDIT,
@@ -61,6 +62,7 @@ from tablejack.store.policy import (
     check_account_id,
     check_posting,
 )
+from tablejack.store.streams import ensure_stream, lock_heads
 
 __all__ = [
     "CAGE",
@@ -69,6 +71,7 @@ __all__ = [
     "DuplicateEventError",
     "EventIn",
     "EventRecord",
+    "FencedError",
     "InsufficientFundsError",
     "InvariantError",
     "PostingRefusedError",
@@ -108,6 +111,20 @@ class InsufficientFundsError(StoreError):
 
 class DuplicateEventError(StoreError):
     """An event with the same ``(round_id, seq)`` is already in the log."""
+
+
+class FencedError(StoreError):
+    """A write of a table made under a lease that is no longer the table's current one: another
+    process took the table over (:mod:`tablejack.store.fencing`); nothing was written."""
+
+    def __init__(self, fence: Fence, current: int | None) -> None:
+        super().__init__(
+            f"The write of table {fence.table_id!r} carries fencing token {fence.token}; the "
+            f"table's current token is {current}: another process runs it now. Nothing was "
+            "written."
+        )
+        self.fence = fence
+        self.current = current
 
 
 class PostingRefusedError(StoreError):
@@ -256,6 +273,11 @@ class Step:
     actor: Actor | None = None
     """Who starts the step's movements (checked against the money-movement policy); a step
     that moves money must name one."""
+    fence: Fence | None = None
+    """The lease of the table the step is written for: the transaction refuses the step
+    (:class:`FencedError`) unless its token is the table's current one
+    (:mod:`tablejack.store.fencing`); None: a write of no table's lease (SQLite, the floor's
+    own logs)."""
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -339,6 +361,14 @@ def _bind_postings(step: Step, kinds: dict[str, AccountKind]) -> dict[int, list[
         kinds[transfer.to_account] = target
         bound.setdefault(index, []).append(transfer)
     return bound
+
+
+def check_fences(connection: Connection, fences: Sequence[Fence]) -> None:
+    """Refuse the transaction (:class:`FencedError`) when a fence's token is not its table's
+    current one; its first statement (:mod:`tablejack.store.fencing`)."""
+    if fences:
+        for fence, current in stale_fences(connection, fences):
+            raise FencedError(fence, current)
 
 
 def _ledger_row(transfer: Transfer, round_id: str, seq: int, at_us: int) -> dict[str, Any]:
@@ -429,19 +459,29 @@ class Store:
 
     @classmethod
     async def open(
-        cls, url: str, *, schema: str | None = None, migrate: bool = True, pool_size: int = 10
+        cls,
+        url: str,
+        *,
+        schema: str | None = None,
+        migrate: bool = True,
+        pool_size: int = 10,
+        settings: Mapping[str, str] | None = None,
     ) -> Store:
         """Connect to ``url`` (SQLite path or URL, PostgreSQL URL) and bring the schema to the
         latest migration. ``schema`` (PostgreSQL; or ``?schema=name`` at the end of the URL)
-        selects a schema through ``search_path``."""
+        selects a schema through ``search_path``; ``settings``: PostgreSQL settings of every
+        connection (e.g. ``idle_in_transaction_session_timeout``)."""
         full = async_url(url)
         if "?schema=" in full:
             full, schema = full.split("?schema=", 1)
         kwargs: dict[str, Any] = {}
         if full.startswith("postgresql"):
             kwargs["pool_size"] = pool_size
+            server_settings = dict(settings or {})
             if schema:
-                kwargs["connect_args"] = {"server_settings": {"search_path": schema}}
+                server_settings["search_path"] = schema
+            if server_settings:
+                kwargs["connect_args"] = {"server_settings": server_settings}
         engine = create_async_engine(full, **kwargs)
         if engine.dialect.name == "sqlite":
             sa_event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
@@ -533,10 +573,13 @@ class Store:
         owner: str = "",
         before: Callable[[AsyncConnection], Awaitable[Mapping[str, Any]]] | None = None,
         log_kind: str = "accounts",
+        fence: Fence | None = None,
     ) -> tuple[EventRecord, Mapping[str, Any]]:
         """Write ``before`` (e.g. a voucher row; what it returns is added to the event's
         payload), one event on the log ``log_id`` (created on first use, owned by ``owner``)
-        and its transfers in ONE transaction; retried when another writer moved the log on."""
+        and its transfers in ONE transaction; retried when another writer moved the log on.
+        ``fence``: the write is a table's (a tilt of one of its terminals), refused with
+        ``before``'s rows unless the table's lease is still the writer's."""
         for attempt in range(5):
             try:
                 async with self.transaction() as connection:
@@ -546,16 +589,23 @@ class Store:
                         event = EventIn(
                             event.kind, {**event.payload, **extra}, event.actor, event.terminal
                         )
-                    exists = self._heads.get(log_id) is not None or (
-                        await connection.scalar(select(ROUNDS.c.id).where(ROUNDS.c.id == log_id))
-                        is not None
-                    )
+                    if self.dialect == "postgresql":  # many writers: created once, then locked
+                        await ensure_stream(connection, log_id, owner, log_kind, now_us())
+                        exists = True
+                    else:
+                        exists = self._heads.get(log_id) is not None or (
+                            await connection.scalar(
+                                select(ROUNDS.c.id).where(ROUNDS.c.id == log_id)
+                            )
+                            is not None
+                        )
                     step = Step(
                         log_id,
                         events=[event],
                         transfers=list(transfers),
                         open_round=None if exists else (owner, 0, "", log_kind),
                         actor=actor,
+                        fence=fence,
                     )
                     [(records, head)] = await connection.run_sync(self._write_batch_sync, [step])
             except IntegrityError as error:  # another writer created or moved the log
@@ -712,10 +762,14 @@ class Store:
         await self.ensure_account(f"escrow:{table_id}", "escrow", f"escrow of table {table_id}")
         await self.ensure_account(f"house:{table_id}", "house", f"house of table {table_id}")
 
-    async def set_table_status(self, table_id: str, status: str) -> None:
-        """Open or close a table."""
+    async def set_table_status(
+        self, table_id: str, status: str, *, fence: Fence | None = None
+    ) -> None:
+        """Open or close a table (``fence``: refused unless the writer's lease is current)."""
         tables = TABLES
         async with self.transaction() as connection:
+            if fence is not None:
+                await connection.run_sync(check_fences, [fence])
             await connection.execute(
                 update(tables).where(tables.c.id == table_id).values(status=status)
             )
@@ -834,6 +888,8 @@ class Store:
         kinds: dict[str, AccountKind] = {}
         meters: list[tuple[str, str, int, int]] = []
         out: list[tuple[list[EventRecord], tuple[int, str]]] = []
+        check_fences(connection, [s.fence for s in steps if s.fence is not None])
+        locked = self._lock_streams(connection, steps)
         for step in steps:
             at = step.at_us if step.at_us is not None else now_us()
             round_id = step.round_id
@@ -855,7 +911,9 @@ class Store:
                 )
                 cached: tuple[int, str] | None = (0, GENESIS)
             else:
-                cached = heads.get(round_id) or self._heads.get(round_id)
+                cached = heads.get(round_id) or (
+                    self._heads.get(round_id) if locked is None else locked.get(round_id)
+                )
             if cached is None:
                 head = (
                     connection.execute(
@@ -927,6 +985,23 @@ class Store:
         self._bump_meters(connection, meters)
         return out
 
+    def _lock_streams(
+        self, connection: Connection, steps: Sequence[Step]
+    ) -> dict[str, tuple[int, str]] | None:
+        """PostgreSQL: lock the head of every stream the steps append to, in the order of
+        their ids, before anything else (:mod:`tablejack.store.streams`), and chain to the
+        heads as locked; a round already complete or voided refuses the steps
+        (:class:`InvariantError`). None on SQLite (one writer at a time: the cached heads
+        hold)."""
+        if self.dialect != "postgresql":
+            return None
+        heads, closed = lock_heads(connection, (s.round_id for s in steps if s.open_round is None))
+        for round_id in sorted(closed):  # a writer whose view of the round is out of date
+            raise InvariantError(
+                f"The log of round {round_id!r} is closed: it takes no more events."
+            )
+        return heads
+
     def _bump_meters(
         self, connection: Connection, meters: Sequence[tuple[str, str, int, int]]
     ) -> None:
@@ -953,9 +1028,9 @@ class Store:
             )
         connection.execute(
             statement,
-            [
+            [  # in the order of their keys, as every writer locks them
                 {"table_id": t, "wager_kind": k, "drop": d, "win": w}
-                for (t, k), (d, w) in totals.items()
+                for (t, k), (d, w) in sorted(totals.items())
             ],
         )
 

@@ -19,8 +19,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tablejack.store.db import EventIn, Store
+from tablejack.store.fencing import Fence
 from tablejack.store.floor_models import LIMITS, LOCKS
 from tablejack.store.models import LEDGER
 from tablejack.store.vouchers import FloorRefusedError
@@ -246,12 +248,23 @@ async def check_wager(
 
 
 async def lock_terminal(
-    store: Store, terminal: str, code: str, reason: str, *, by: str, at_us: int
+    store: Store,
+    terminal: str,
+    code: str,
+    reason: str,
+    *,
+    by: str,
+    at_us: int,
+    fence: Fence | None = None,
 ) -> dict[str, Any]:
-    """A tilt: lock the terminal with a reason code."""
+    """A tilt: lock the terminal with a reason code; the lock and its event of the
+    ``floor-tilts`` log are written in one transaction. ``fence``: the tilt is a table's (its
+    terminal's connection was lost), refused unless the writer still holds the table's lease
+    (:mod:`tablejack.store.fencing`)."""
     if code not in TILT_CODES:
         raise FloorRefusedError("invalid", f"A tilt code is one of {TILT_CODES}.", TILT_RULE)
-    async with store.transaction() as connection:
+
+    async def lock(connection: AsyncConnection) -> dict[str, Any]:
         await connection.execute(
             LOCKS.insert().values(
                 terminal=terminal,
@@ -261,8 +274,19 @@ async def lock_terminal(
                 locked_by=by[:64],
             )
         )
+        return {}
+
     payload = {"terminal": terminal, "code": code, "reason": reason[:200]}
-    await _log(store, "floor-tilts", "tilt", payload, by)
+    await store.commit_logged(
+        "floor-tilts",
+        EventIn("tilt", payload, actor=by),
+        [],
+        None,
+        owner="floor-tilts",
+        before=lock,
+        log_kind="protections",
+        fence=fence,
+    )
     await store.audit(
         "tilt", f"{terminal} {code}: {reason[:200]}", terminal=terminal, actor=by, rule=TILT_RULE
     )
