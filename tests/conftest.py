@@ -43,6 +43,22 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
         chosen.drop()
 
 
+@pytest.fixture
+def postgres() -> Iterator[Backend]:
+    """A fresh PostgreSQL schema, for what only PostgreSQL has (a floor of several processes):
+    skipped with the reason when no PostgreSQL answers, unless ``CI=true``: then it fails."""
+    reason = _pg_reason()
+    if reason is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI requires PostgreSQL: {reason}")
+        pytest.skip(reason)
+    chosen = Backend.postgresql()
+    try:
+        yield chosen
+    finally:
+        chosen.drop()
+
+
 # -- classic (Chapter 633a) scenarios ---------------------------------------------------------
 
 PLAYERS = ("ann", "bob", "cat", "dan", "eve", "fay", "gus")

@@ -40,7 +40,9 @@ from tablejack.server import (
 from tablejack.server.compose import make_floor
 from tablejack.server.floor import Floor
 from tablejack.server.gate import Gate, GateLimits, RefuseControlCharacters
+from tablejack.server.leasing import FloorLeases, LeaseSettings, lease_options, save_tables
 from tablejack.server.protocol import PROTOCOL_VERSION
+from tablejack.server.proxy import ForwardTableRequests
 from tablejack.server.table import TableConfig
 from tablejack.server.trust_api import CheckpointSettings, run_checkpoints
 from tablejack.store import Store
@@ -70,6 +72,7 @@ def create_app(
     checkpoints: CheckpointSettings | None = None,
     demo: bool = False,
     gate: GateLimits | None = None,
+    lease: LeaseSettings | None = None,
 ) -> FastAPI:
     """The app for one floor on ``db_url``: the given tables, then those saved in the store;
     ``setup`` runs once the floor is up (the demo uses it to add players and tokens).
@@ -82,14 +85,17 @@ def create_app(
     the checkpoints of the event log and the file they are appended to
     (:mod:`tablejack.store.checkpoints`; none: no signed checkpoints). ``demo``: the demo's
     sign-in page (never on a real floor). ``gate``: the limits of the WebSocket before and after
-    the hello (:mod:`tablejack.server.gate`; its constants by default)."""
+    the hello (:mod:`tablejack.server.gate`; its constants by default). ``lease``: this
+    process is one of a floor of several on PostgreSQL: it runs the tables it holds the lease
+    of, up to its share, and forwards a terminal of another's table to it
+    (:mod:`tablejack.server.leasing`, :mod:`tablejack.server.proxy`)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         checkpointer = None
         if checkpoints is not None:  # before the database: a bad key starts nothing
             key = load_private_key(checkpoints.key)
-        store = await Store.open(db_url)
+        store = await Store.open(db_url, **({} if lease is None else lease_options(lease)))
         floor = make_floor(store, clock=clock, broadcast_interval=broadcast_interval)
         app.state.floor = floor
         if checkpoints is not None:
@@ -98,9 +104,19 @@ def create_app(
         floor.auth.start()
         app.state.gate = Gate(store, gate)
         await floor.refresh_balances()
-        for config in tables or []:
-            await floor.add_table(config)
-        await floor.load_stored_tables(skip=[c.id for c in tables or []])
+        leases = lease_store = None
+        if lease is not None:  # a floor of several processes: the tables this one holds
+            lease_store = await Store.open(
+                db_url, migrate=False, pool_size=2, **lease_options(lease)
+            )
+            leases = FloorLeases(floor, lease, lease_store)
+            await save_tables(floor, tables or [])
+            await leases.start()
+        else:
+            for config in tables or []:
+                await floor.add_table(config)
+            await floor.load_stored_tables(skip=[c.id for c in tables or []])
+        app.state.leases = leases
         if setup is not None:
             await setup(floor)
         if checkpointer is not None:  # the tail of a crash, the set-up: signed before play
@@ -125,6 +141,8 @@ def create_app(
 
             await tilts.drain(floor)  # pending connection_lost checks
             await protections.drain(floor)  # a reload of the guard's cache under way
+            if leases is not None:  # the others take this process's tables at once
+                await leases.stop()
             await floor.stop()
             await floor.auth.stop()
             if signing is not None:
@@ -134,6 +152,8 @@ def create_app(
             if checkpointer is not None:  # everything written is signed before the door shuts
                 await checkpointer.checkpoint("shutdown")
             await app.state.gate.close()  # the audit rows of bad input still open
+            if lease_store is not None:
+                await lease_store.close()
             await store.close()
 
     app = FastAPI(
@@ -151,6 +171,8 @@ def create_app(
     app.state.checkpointer = None
     app.state.demo = demo
     app.state.rate = rate
+    app.state.leases = None
+    app.add_middleware(ForwardTableRequests)  # another process's table: forwarded there
     app.add_middleware(RefuseControlCharacters)  # a NUL in a path or query: 422
 
     @app.exception_handler(RequestValidationError)

@@ -14,6 +14,7 @@ import contextlib
 import json
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,7 +56,7 @@ class Timings:
 
 
 async def run_bot(
-    url: str,
+    url: str | Sequence[str],
     token: str,
     terminal: str,
     table: str,
@@ -70,15 +71,20 @@ async def run_bot(
     buzzer_beater: bool = False,
 ) -> None:
     """Play until ``stop`` is set (reconnecting after a dropped connection if asked), signed in
-    at ``terminal`` with its device credential ``terminal_key``."""
+    at ``terminal`` with its device credential ``terminal_key``. ``url``: the server's socket,
+    or the sockets of a floor's processes — a connection that cannot be opened is tried at the
+    next (as a load balancer in front of the floor would)."""
     from websockets.asyncio.client import connect
     from websockets.exceptions import WebSocketException
 
+    urls = [url] if isinstance(url, str) else list(url)
     rng = random.Random(seed)
     counter = 0
+    attempt = 0
     while not stop.is_set():
+        target = urls[attempt % len(urls)]
         try:
-            async with connect(url, open_timeout=5, max_queue=None) as socket:
+            async with connect(target, open_timeout=5, max_queue=None) as socket:
                 await socket.send(
                     json.dumps(
                         {
@@ -184,9 +190,14 @@ async def run_bot(
                             timings.decisions += 1
                 finally:
                     closer.cancel()
-            if not reconnect:
+            if not reconnect or stop.is_set():
                 return
+            if timings is not None:  # closed by the server (e.g. its table moved): again
+                timings.reconnects += 1
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=0.2)
         except (OSError, WebSocketException, TimeoutError):
+            attempt += 1  # the next process of the floor
             if not reconnect:
                 return
             if timings is not None:

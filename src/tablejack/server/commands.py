@@ -30,7 +30,39 @@ def register(app: typer.Typer) -> None:
         host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
         port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
         tables: Annotated[
-            Path | None, typer.Option(help="Tables file (TOML, [[tables]] entries).")
+            str | None,
+            typer.Option(
+                help="Tables file (TOML, [[tables]] entries); on PostgreSQL also `auto` (every "
+                "table of the floor, this process's share) or a list of table ids (A1,B1)."
+            ),
+        ] = None,
+        lease_seconds: Annotated[
+            float,
+            typer.Option(
+                help="PostgreSQL: the table lease time; a process that stops renewing loses "
+                "its tables to the others this long after (docs/server.md)."
+            ),
+        ] = 5.0,
+        share: Annotated[
+            int | None,
+            typer.Option(
+                help="PostgreSQL: tables this process takes (default: the floor's tables "
+                "divided among its processes alive, rounded up)."
+            ),
+        ] = None,
+        member: Annotated[
+            str | None,
+            typer.Option(
+                help="PostgreSQL: this process's name on the floor (default: the host's name; "
+                "processes named after their host take a crashed sibling's tables at once)."
+            ),
+        ] = None,
+        advertise: Annotated[
+            str | None,
+            typer.Option(
+                help="PostgreSQL: the address the floor's other processes reach this one at "
+                "(default: http(s)://HOST:PORT, this machine's name for 0.0.0.0)."
+            ),
         ] = None,
         demo: Annotated[
             bool, typer.Option(help="Demo floor: tables, players with credit, staff tokens.")
@@ -103,9 +135,17 @@ def register(app: typer.Typer) -> None:
         from tablejack.server.floor import load_tables_file
         from tablejack.server.gate import FRAME_MAX_BYTES
         from tablejack.server.integrity import SignatureError, key_id, load_public_key
+        from tablejack.server.leasing import (
+            LeaseSettings,
+            SingleProcessError,
+            hold_single_process,
+        )
         from tablejack.server.tls import TLSConfigError, tls_context
+        from tablejack.store import async_url
 
-        settings = _server_settings(tables) if tables is not None else {}
+        floor_of_processes = async_url(db).startswith("postgresql")
+        tables_file, table_ids = _tables_option(tables, floor_of_processes)
+        settings = _server_settings(tables_file) if tables_file is not None else {}
         tls_cert = tls_cert or settings.get("tls_cert")
         tls_key = tls_key or settings.get("tls_key")
         release_manifest = release_manifest or settings.get("release_manifest")
@@ -142,12 +182,31 @@ def register(app: typer.Typer) -> None:
         except (TLSConfigError, SignatureError) as error:
             typer.echo(f"tablejack serve: {error} The server did not start.", err=True)
             raise typer.Exit(code=2) from None
-        configs = load_tables_file(tables) if tables is not None else []
+        configs = load_tables_file(tables_file) if tables_file is not None else []
         setup = None
         if demo:
             known = {c.id for c in configs}
             configs += [c for c in demo_tables() if c.id not in known]
             setup = demo_setup
+        scheme, ws_scheme = ("https", "wss") if tls is not None else ("http", "ws")
+        lease = single = None
+        if floor_of_processes:  # one floor, several processes: tables by lease
+            import socket
+
+            shown = socket.getfqdn() if host in ("0.0.0.0", "::") else host
+            lease = LeaseSettings(
+                url=advertise or f"{scheme}://{shown}:{port}",
+                seconds=lease_seconds,
+                tables=table_ids,
+                share=share,
+                name=member or "",
+            )
+        else:  # SQLite: one process per file
+            try:
+                single = hold_single_process(db)
+            except SingleProcessError as error:
+                typer.echo(f"tablejack serve: {error} The server did not start.", err=True)
+                raise typer.Exit(code=2) from None
         application = create_app(
             db,
             tables=configs,
@@ -160,8 +219,8 @@ def register(app: typer.Typer) -> None:
             manifest_public_key=manifest_public_key,
             checkpoints=signing,
             demo=demo,
+            lease=lease,
         )
-        scheme, ws_scheme = ("https", "wss") if tls is not None else ("http", "ws")
         base = f"{scheme}://{host}:{port}"
         typer.echo(f"tablejack table server on {base} (database {db})")
         typer.echo(f"  terminals connect to {ws_scheme}://{host}:{port}/ws")
@@ -172,6 +231,12 @@ def register(app: typer.Typer) -> None:
                 "  WARNING: plain HTTP on a network address: tokens, wagers and cards travel "
                 "unencrypted; give --tls-cert and --tls-key, or put a TLS-terminating proxy "
                 "in front (docs/server.md, TLS)."
+            )
+        if lease is not None:
+            typer.echo(
+                f"  one process of the floor: tables by {lease.seconds:g} s lease "
+                f"({'every table' if table_ids is None else ', '.join(sorted(table_ids))}"
+                f"{'' if share is None else f', {share} at most'}), reached at {lease.url}"
             )
         if signer is not None:
             typer.echo(f"  release manifest signatures checked with key {key_id(signer)}")
@@ -185,17 +250,26 @@ def register(app: typer.Typer) -> None:
         if demo:
             for line in demo_urls(base, configs):
                 typer.echo("  " + line)
-        uvicorn.run(
-            application,
-            host=host,
-            port=port,
-            log_level="warning",
-            ws="websockets-sansio",
-            ws_per_message_deflate=False,
-            ws_max_size=FRAME_MAX_BYTES,  # a bigger frame closes with 1009 (server.gate)
-            ssl_certfile=tls_cert if tls is not None else None,
-            ssl_keyfile=tls_key if tls is not None else None,
+        import logging
+
+        logging.basicConfig(  # the server's own warnings, with the time (a floor's log)
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.WARNING
         )
+        try:
+            uvicorn.run(
+                application,
+                host=host,
+                port=port,
+                log_level="warning",
+                ws="websockets-sansio",
+                ws_per_message_deflate=False,
+                ws_max_size=FRAME_MAX_BYTES,  # a bigger frame closes with 1009 (server.gate)
+                ssl_certfile=tls_cert if tls is not None else None,
+                ssl_keyfile=tls_key if tls is not None else None,
+            )
+        finally:
+            if single is not None:  # the SQLite file is free for the next serve
+                single.close()
 
     @app.command("verify-log")
     def verify_log(
@@ -458,6 +532,35 @@ def _demo_key(db: Path) -> Path:
     if not key.exists():
         generate_key_pair(folder, "checkpoint.key", "checkpoint.pub")
     return key
+
+
+def _tables_option(value: str | None, leased: bool) -> tuple[Path | None, frozenset[str] | None]:
+    """``--tables``: a tables file, or (a floor of several processes) ``auto`` or a list of
+    table ids: the file (or None) and the tables this process may run (None: every one)."""
+    import re
+
+    if value is None or value == "auto":
+        return None, None
+    path = Path(value)
+    if path.exists() or value.endswith(".toml"):
+        return path, None
+    ids = [part.strip() for part in value.split(",") if part.strip()]
+    if not ids or not all(re.fullmatch(r"[A-Za-z0-9_.:-]{1,64}", part) for part in ids):
+        typer.echo(
+            f"tablejack serve: --tables {value!r} is no tables file, `auto` or list of table "
+            "ids. The server did not start.",
+            err=True,
+        )
+        raise typer.Exit(code=2)
+    if not leased:
+        typer.echo(
+            "tablejack serve: a list of table ids chooses a process's tables on a floor of "
+            "several processes (PostgreSQL); an SQLite floor runs every table in one process. "
+            "The server did not start.",
+            err=True,
+        )
+        raise typer.Exit(code=2)
+    return None, frozenset(ids)
 
 
 def _server_settings(tables: Path) -> dict[str, Path]:

@@ -20,11 +20,20 @@ from tablejack.core.rules import read_toml
 from tablejack.games import GAMES
 from tablejack.server.auth import Auth, Principal, TerminalBinding
 from tablejack.server.table import CardInventory, LockOut, Table, TableConfig
-from tablejack.store import InsufficientFundsError, Store, Transfer
+from tablejack.store import Fence, InsufficientFundsError, Store, Transfer
 from tablejack.store import credentials as creds
 from tablejack.store.policy import Actor, Role
 
-__all__ = ["SETUP", "Connection", "Floor", "load_tables_file", "table_config_from"]
+__all__ = [
+    "LEASE_RULE",
+    "SETUP",
+    "Connection",
+    "Floor",
+    "TableElsewhereError",
+    "load_tables_file",
+    "stored_config",
+    "table_config_from",
+]
 
 log = logging.getLogger("tablejack.server")
 
@@ -101,6 +110,35 @@ def load_tables_file(path: str | Path) -> list[TableConfig]:
     return [table_config_from(entry, file.parent) for entry in data.get("tables", [])]
 
 
+def stored_config(row: Mapping[str, Any]) -> TableConfig:
+    """A table as the store keeps it (a row of :meth:`Store.tables`)."""
+    rules = GAMES[row["game"]].rules_class.from_mapping(row["rules"])
+    options = {k: v for k, v in row["config"].items() if k in TableConfig.__dataclass_fields__}
+    return TableConfig(id=row["id"], rules=rules, **options)
+
+
+LEASE_RULE = "table lease"
+"""The rule a refusal or a close names when a table moves to another process of the floor."""
+
+
+class TableElsewhereError(Exception):
+    """The table is run by another process of the floor, which serves at ``url``."""
+
+    def __init__(self, table_id: str, url: str) -> None:
+        super().__init__(f"Table {table_id} is run by the process at {url}.")
+        self.table_id = table_id
+        self.url = url
+
+
+def _nowhere(table_id: str) -> str | None:
+    del table_id
+    return None
+
+
+def _ignore(table_id: str) -> None:
+    del table_id
+
+
 class Floor:
     """Everything one server process runs."""
 
@@ -128,26 +166,51 @@ class Floor:
         self.auth = Auth(store, self.now_us)
         self.sequences: dict[str, tuple[int, str | None]] = {}
         """The last message number (and id) of each session."""
+        self.elsewhere: Callable[[str], str | None] = _nowhere
+        """The address of the process of the floor that runs a table this one does not (set
+        by the floor's leases, :mod:`tablejack.server.leasing`), or None."""
+        self.others: dict[str, dict[str, Any]] = {}
+        """The tables other processes of the floor run, as a list shows them (kept by the
+        floor's leases): id, title, game, status and where."""
+        self.fenced: Callable[[str], None] = _ignore
+        """Told when the store refused a write of a table for its fencing token: another
+        process took the table over (the floor's leases stop serving it here)."""
+
+    def summaries(self) -> list[dict[str, Any]]:
+        """Every table of the floor for a list: this process's, then the others'."""
+        own = [table.summary() for table in self.tables.values()]
+        return own + [row for key, row in sorted(self.others.items()) if key not in self.tables]
 
     def now_us(self) -> int:
         """The floor clock in microseconds."""
         return int(self.clock() * 1_000_000)
 
-    async def add_table(self, config: TableConfig, *, status: str = "open") -> Table:
+    async def add_table(
+        self, config: TableConfig, *, status: str = "open", fence: Fence | None = None
+    ) -> Table:
         """Register (or re-register) a table and start it (recovering an open round). The
-        table is handed its collaborators: its tilts and its shoe's card inventory."""
-        await self.store.save_table(
-            config.id, config.rules.game, config.rules.to_mapping(), config.to_json()
-        )
+        table is handed its collaborators: its tilts and its shoe's card inventory. With a
+        ``fence`` the table was taken under a lease (:mod:`tablejack.server.leasing`): it is
+        started as the store keeps it (its configuration and status are not written again) and
+        every write of it carries the fence."""
+        if fence is None:
+            await self.store.save_table(
+                config.id, config.rules.game, config.rules.to_mapping(), config.to_json()
+            )
         table = Table(
             self,
             config,
             lockout=lambda table: self.lockout(self, table),
             card_inventory=self.card_inventory,
+            fence=fence,
         )
-        self.tables[config.id] = table
-        await self.store.set_table_status(config.id, status)
-        await table.start(status)
+        if fence is None:
+            self.tables[config.id] = table
+            await self.store.set_table_status(config.id, status)
+            await table.start(status)
+        else:  # a process serving already: no request reaches the table before its recovery
+            await table.start(status)
+            self.tables[config.id] = table
         return table
 
     async def load_stored_tables(self, skip: Iterable[str] = ()) -> None:
@@ -156,12 +219,7 @@ class Floor:
         for row in await self.store.tables():
             if row["id"] in skipped or row["id"] in self.tables:
                 continue
-            rules = GAMES[row["game"]].rules_class.from_mapping(row["rules"])
-            options = {
-                k: v for k, v in row["config"].items() if k in TableConfig.__dataclass_fields__
-            }
-            config = TableConfig(id=row["id"], rules=rules, **options)
-            await self.add_table(config, status=row["status"])
+            await self.add_table(stored_config(row), status=row["status"])
 
     async def refresh_balances(self) -> None:
         """Load every player balance into the cache (player accounts only: a table's escrow

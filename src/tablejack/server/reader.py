@@ -97,9 +97,12 @@ async def _session(
     )
     table = floor.tables.get(parts[2]) if found is not None else None
     if found is None or found.role != "dealer" or table is None:
+        where = floor.elsewhere(parts[2]) if len(parts) == 3 and found is not None else None
         message = (
             "The first line is AUTH <dealer token> <table id>."
             if len(parts) != 3 or parts[0] != "AUTH"
+            else f"Table {parts[2]} is run by the floor's process at {where}; connect there."
+            if where and found is not None and found.role == "dealer"
             else "A dealer token and a table of this floor are required."
         )
         await floor.store.audit("reader", message, terminal="reader-tcp", rule=AUTH_RULE)

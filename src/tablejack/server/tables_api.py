@@ -20,6 +20,7 @@ from pydantic import Field, StrictInt
 from tablejack.server.access import Strict, Who, floor_of, need, table_of
 from tablejack.server.auth import Principal
 from tablejack.server.protocol import PROTOCOL_VERSION
+from tablejack.server.proxy import floor_tables
 from tablejack.server.table import RefusedError
 from tablejack.server.text import SafeText
 from tablejack.store.policy import PERMISSIONS
@@ -110,8 +111,8 @@ async def me(request: Request, who: Who) -> dict[str, Any]:
 
 @router.get("/api/tables")
 async def list_tables(request: Request, who: Who) -> list[dict[str, Any]]:
-    """Every table of the floor."""
-    return [t.summary() for t in floor_of(request).tables.values()]
+    """Every table of the floor (on a floor of several processes, the others' too)."""
+    return await floor_tables(request, floor_of(request))
 
 
 @router.get("/api/tables/{table_id}")

@@ -18,7 +18,7 @@ from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect
 
 from tablejack.server.auth import AuthRefusedError
-from tablejack.server.floor import Connection, Floor
+from tablejack.server.floor import LEASE_RULE, Connection, Floor, TableElsewhereError
 from tablejack.server.gate import Gate, Session
 from tablejack.server.protocol import (
     PROTOCOL_VERSION,
@@ -32,6 +32,7 @@ from tablejack.server.protocol import (
     SelectPosition,
     WagerMessage,
 )
+from tablejack.server.proxy import forward_socket
 from tablejack.server.signin import sign_in
 from tablejack.server.table import RefusedError
 from tablejack.server.wire import dumps
@@ -124,7 +125,7 @@ async def websocket(socket: WebSocket) -> None:
                 "subject": connection.subject,
                 "terminal": connection.terminal,
                 "balance": floor.balances.get(connection.subject),
-                "tables": [t.summary() for t in floor.tables.values()],
+                "tables": floor.summaries(),
             }
         )
         session = socket_gate.session(socket, connection)
@@ -174,7 +175,20 @@ async def websocket(socket: WebSocket) -> None:
                 if await session.malformed(error):
                     return  # closed: repeated malformed messages
                 continue
-            await _handle(floor, connection, message)
+            try:
+                await _handle(floor, connection, message)
+            except TableElsewhereError as moved:  # another process runs it: forwarded
+                assert frame.text is not None
+                if await forward_socket(
+                    floor, socket, session, connection, first, frame.text, moved.table_id
+                ):
+                    await _handle_here(floor, connection, message)
+                    continue
+                connection.push(None)
+                if writer is not None:
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(asyncio.shield(writer), 2)
+                return
     except WebSocketDisconnect:
         pass
     finally:
@@ -211,6 +225,22 @@ def _error(command_id: str | None, code: str, rule: str, message: str) -> dict[s
     return {"type": "error", "id": command_id, "code": code, "rule": rule, "message": message}
 
 
+async def _handle_here(floor: Floor, connection: Connection, message: Any) -> None:
+    """A join whose table came to this process while the socket waited for it."""
+    try:
+        await _handle(floor, connection, message)
+    except TableElsewhereError as moved:  # moved on again meanwhile: the terminal reconnects
+        connection.push(
+            _error(
+                getattr(message, "id", None),
+                "moving",
+                LEASE_RULE,
+                f"Table {moved.table_id} is moving to another process of the floor; reconnecting.",
+            )
+        )
+        connection.push(None)
+
+
 async def _handle(floor: Floor, connection: Connection, message: Any) -> None:
     if isinstance(message, Ping):
         connection.push({"type": "pong", "id": message.id})
@@ -242,6 +272,8 @@ async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[
         raise RefusedError("protocol", "Already authenticated.", "protocol")
     if isinstance(message, Join):
         table = floor.tables.get(message.table)
+        if table is None and (where := floor.elsewhere(message.table)) is not None:
+            raise TableElsewhereError(message.table, where)  # forwarded there by the caller
         if table is None:
             raise RefusedError("table", f"No table {message.table!r}.", "table")
         binding = connection.binding

@@ -28,13 +28,15 @@ once with an ``error`` frame of code ``tilt``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from tablejack.server.floor import LEASE_RULE
 from tablejack.server.table import RefusedError, Table
-from tablejack.store import EventIn, EventRecord
+from tablejack.store import EventIn, EventRecord, FencedError
 from tablejack.store.protections import CLEAR_CODES, TILT_CODES, TILT_RULE
 
 if TYPE_CHECKING:
@@ -93,7 +95,20 @@ class TableTilts:
         return await raise_tilt(self.table, code, message, by=by, rule=rule)
 
     async def storage_fault(self, error: BaseException) -> RefusedError:
-        """A step's commit failed (:func:`storage_fault`)."""
+        """A step's commit failed (:func:`storage_fault`). Refused for its fencing token,
+        the table is another process's now: no tilt; the floor stops serving it here."""
+        if isinstance(error, FencedError):
+            table = self.table
+            log.warning("table %s: a write refused by the store: %s", table.id, error)
+            self.floor.fenced(table.id)
+            with contextlib.suppress(Exception):
+                await table.reload()
+            return RefusedError(
+                "moved",
+                f"Table {table.id} is run by another process of the floor now; nothing of this "
+                "step was written. The terminal reconnects to it.",
+                LEASE_RULE,
+            )
         return await storage_fault(self.table, error)
 
 
@@ -300,6 +315,9 @@ async def connection_lost(
     when = str((await floor_settings(floor.store)).get(CONNECTION_SETTING, "mid_round"))
     if when == "off" or (when == "mid_round" and stake["wagering"]):
         return None
+    table = floor.tables.get(stake["table"])
+    if table is None:  # the table moved to another process of the floor: not this one's tilt
+        return None
     reason = (
         f"connection lost at table {stake['table']} in round {stake['round_id']} with "
         f"{connection.subject}'s wager unsettled"
@@ -311,6 +329,7 @@ async def connection_lost(
         reason,
         by="server",
         at_us=floor.now_us(),
+        fence=table.fence,
     )
     guard.invalidate(floor)
     _LAST_TABLE.setdefault(floor, {})[connection.terminal] = stake["table"]

@@ -11,6 +11,8 @@ log, which never saw the step.
 
 On start a table replays the log of any round still open: the round resumes where it stood, or,
 under the operator's ``recovery = "void"`` policy, is voided and every unsettled wager refunded.
+A process that takes a table over from another (a floor of several processes) starts it the
+same way; every write of the table then carries the lease's fence (:attr:`Table.fence`).
 
 A table imports nothing of the floor: it is handed the floor that runs it and its collaborators
 — its tilts and its shoe's card inventory — as the small interfaces of
@@ -46,6 +48,7 @@ from tablejack.server.table.views import TableViews
 from tablejack.store import (
     EventIn,
     EventRecord,
+    Fence,
     InsufficientFundsError,
     Step,
     Transfer,
@@ -99,10 +102,15 @@ class Table(TableViews):
         *,
         lockout: Callable[[Table], LockOut],
         card_inventory: Callable[[Table], CardInventory],
+        fence: Fence | None = None,
     ) -> None:
         self.floor = floor
         self.config = config
         self.id = config.id
+        self.fence = fence
+        """The lease this process runs the table under (a floor of several processes on
+        PostgreSQL): every write of the table carries it, and the store refuses a write whose
+        lease another process has taken over (:mod:`tablejack.store.fencing`)."""
         self.actor = Actor(Role.TABLE, config.id)
         """Who books this table's wagers, settlements and refunds (the money-movement policy)."""
         self.rules = config.rules
@@ -153,6 +161,9 @@ class Table(TableViews):
         self.broadcast_interval = floor.broadcast_interval
         self._queue: list[_Request] = []
         self._worker: asyncio.Task[None] | None = None
+        self.stopped = False
+        """Stopped (shutdown, or the table moved to another process): no clock, automated
+        dealer or broadcast starts again."""
         self.seconds = self.adapter.countdown_seconds(self.rules, config.countdown_seconds)
         self.default_action = self.adapter.countdown_default(self.rules)
         self.lockout = lockout(self)
@@ -173,6 +184,7 @@ class Table(TableViews):
                     events=[EventIn("table", {"game": self.game, "config": self.config.to_json()})],
                     open_round=(self.id, 0, self.game, "procedures"),
                     at_us=self.floor.now_us(),
+                    fence=self.fence,
                 )
             )
         procedure_log = await store.events(self.procedures_id)
@@ -232,6 +244,7 @@ class Table(TableViews):
                 self.procedures_id,
                 events=[event],
                 at_us=self.floor.now_us() if at_us is None else at_us,
+                fence=self.fence,
             )
         )
         self.procedures.apply(record)
@@ -253,7 +266,7 @@ class Table(TableViews):
         """Open or close the table (a round in progress is finished first)."""
         async with self.lock:
             self.status = status if self.status != "halted" else self.status
-            await self.floor.store.set_table_status(self.id, status)
+            await self.floor.store.set_table_status(self.id, status, fence=self.fence)
         self.changed()
 
     async def open_round(self, by: str) -> str:
@@ -281,6 +294,7 @@ class Table(TableViews):
                             )
                         ],
                         at_us=self.floor.now_us(),
+                        fence=self.fence,
                     )
                 )
             spec = GAMES[self.game]
@@ -304,6 +318,7 @@ class Table(TableViews):
                     events=[event],
                     open_round=(self.id, number, self.game, "round"),
                     at_us=self.floor.now_us(),
+                    fence=self.fence,
                 )
             )
             self.number, self.round_id, self.round = number, round_id, round_
@@ -360,6 +375,7 @@ class Table(TableViews):
                     status=status,
                     at_us=self.floor.now_us(),
                     actor=self.actor,
+                    fence=self.fence,
                 )
             )
         except BaseException:
@@ -685,6 +701,7 @@ class Table(TableViews):
                         status=status,
                         at_us=self.floor.now_us(),
                         actor=self.actor,
+                        fence=self.fence,
                     )
                 )
             except Exception:
@@ -812,6 +829,7 @@ class Table(TableViews):
                             )
                         ],
                         at_us=self.floor.now_us(),
+                        fence=self.fence,
                     )
                 )
                 raise RefusedError(
@@ -891,6 +909,7 @@ class Table(TableViews):
                     events=[EventIn("irregularity", payload, actor=by)],
                     status="irregular" if in_round else None,
                     at_us=self.floor.now_us(),
+                    fence=self.fence,
                 )
             )
         except Exception as error:  # the table stops all the same; the tilt says why
@@ -975,6 +994,7 @@ class Table(TableViews):
             status="voided",
             at_us=self.floor.now_us(),
             actor=self.actor,
+            fence=self.fence,
         )
         try:
             if self.void_failure is None or not await self._voided_in_log(round_id):
@@ -1052,6 +1072,8 @@ class Table(TableViews):
     def changed(self) -> None:
         """After every change: restart the clock if the window changed, run the automated
         dealer, broadcast."""
+        if self.stopped:
+            return
         key = self._window()
         if key != self.window_key:
             if self._clock_task is not None:
@@ -1104,11 +1126,21 @@ class Table(TableViews):
         except RefusedError as refusal:
             self.halt_reason = refusal.message
             self.broadcast()
+        except Exception:  # the store's: the next change tries again
+            log.exception("table %s: the automated dealer could not open a round", self.id)
 
     async def stop(self) -> None:
-        """Cancel the clock and the automated dealer (shutdown)."""
+        """Cancel the clock and the automated dealer (shutdown, or the table moving to another
+        process of the floor); a request still waiting for the table's worker is refused."""
+        self.stopped = True
         for task in (self._clock_task, self._auto_task, self._worker):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
+        waiting, self._queue = self._queue, []
+        for request in waiting:
+            if not request.future.done():
+                request.future.set_exception(
+                    RefusedError("table", f"Table {self.id} stopped here.", "table status")
+                )
