@@ -15,6 +15,16 @@ Starts ``tablejack serve`` as a separate process on a fresh database, connects t
     .venv/bin/python benchmarks/load.py --tables 50 --terminals 20 --seconds 60
     .venv/bin/python benchmarks/load.py --db postgresql://postgres@127.0.0.1:5432/test ...
     .venv/bin/python benchmarks/load.py --tables 50 --terminals 20 --soak 3600   # memory flat?
+    .venv/bin/python benchmarks/load.py --processes 2 --db postgresql://postgres@127.0.0.1:5432/test
+
+With ``--processes N`` (PostgreSQL only: an SQLite floor is one process) the floor is N
+``tablejack serve`` processes on the one database, leasing the tables among themselves; the
+bots start once every process holds its share, each connecting to its table's process (as a
+load balancer that knows the tables would send it; ``--route spread`` sends each to the
+processes in turn instead, so most are forwarded). The report gives each process's tables,
+rounds, CPU, memory and latencies, and the floor's. For a before/after measured in one run,
+run this file with an earlier commit's package first (``PYTHONPATH=/tmp/old/src``; with one
+process it uses nothing newer).
 
 The bots run in ``--bot-processes`` processes (default 2; each plays whole tables, all start
 together), on the same machine: on a 2-core machine they compete with the server for the CPU,
@@ -36,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -120,10 +131,14 @@ async def prepare(db: str, tables: int, terminals: int) -> list[tuple[str, str]]
     return players
 
 
-async def count_rounds(db: str) -> tuple[int, int, list[str]]:
+async def count_rounds(db: str) -> tuple[dict[str, int], int, list[str]]:
+    """The rounds complete at each table, the sum of every account and the ledger's problems
+    (with the five refusals the audit log holds most)."""
     store = await Store.open(db, migrate=False)
     try:
-        done = await store.rounds(status="complete", limit=10**9)
+        done: dict[str, int] = {}
+        for row in await store.rounds(status="complete", limit=10**9):
+            done[row["table_id"]] = done.get(row["table_id"], 0) + 1
         total = await store.total()
         problems = await store.ledger_check()
         refusals: dict[str, int] = {}
@@ -132,71 +147,181 @@ async def count_rounds(db: str) -> tuple[int, int, list[str]]:
         problems += [
             f"refused {n}x: {m}" for m, n in sorted(refusals.items(), key=lambda x: -x[1])[:5]
         ]
-        return len(done), total, problems
+        return done, total, problems
     finally:
         await store.close()
 
 
-def play_group(
-    job: tuple[str, list[tuple[int, str]], int, float, float, float],
-) -> dict[str, Any]:
-    """One bot process: from the time ``begin`` play the given terminals (index, token) for
-    ``seconds`` and return its measurements (latencies of the decisions sent after the first
-    ``warmup`` seconds, and of all of them)."""
-    url, group, terminals, begin, seconds, warmup = job
-    return asyncio.run(_play_group(url, group, terminals, begin, seconds, warmup))
+@dataclass(frozen=True)
+class BotJob:
+    """The terminals one bot process plays: (index, token, the sockets to try in turn), from
+    the time ``begin`` for ``seconds``; ``processes``: the serve process each table's latencies
+    are counted under."""
+
+    group: list[tuple[int, str, list[str]]]
+    terminals: int
+    begin: float
+    seconds: float
+    warmup: float
+    processes: dict[str, int]
 
 
-async def _play_group(
-    url: str,
-    group: list[tuple[int, str]],
-    terminals: int,
-    begin: float,
-    seconds: float,
-    warmup: float,
-) -> dict[str, Any]:
+def play_group(job: BotJob) -> dict[str, Any]:
+    """One bot process: play the job's terminals and return its measurements (latencies of the
+    decisions sent after the first ``warmup`` seconds, and of all of them; by serve process)."""
+    return asyncio.run(_play_group(job))
+
+
+async def _play_group(job: BotJob) -> dict[str, Any]:
     gc.collect()  # the bots, like the server, spend less time in the collector
     gc.freeze()
     gc.set_threshold(20_000, 20, 100)
-    late = time.time() - begin
+    late = time.time() - job.begin
     await asyncio.sleep(max(0.0, -late))
     cpu_before = time.process_time()
-    steady = time.perf_counter() + warmup
+    steady = time.perf_counter() + job.warmup
     stop = asyncio.Event()
     timings = Timings()
     bots = [
         asyncio.create_task(
             run_bot(
-                url,
+                urls if len(urls) > 1 else urls[0],
                 token,
                 f"EWT-{index:04d}",
-                f"T{index // terminals:03d}",
+                f"T{index // job.terminals:03d}",
                 index % 3 + 1,
                 terminal_key=f"key-EWT-{index:04d}",
                 stop=stop,
                 timings=timings,
                 seed=index,
                 buzzer_beater=True,
+                reconnect=len(urls) > 1,  # a floor of several: a table may move
             )
         )
-        for index, token in group
+        for index, token, urls in job.group
     ]
-    await asyncio.sleep(seconds)
+    await asyncio.sleep(job.seconds)
     cpu = time.process_time() - cpu_before
     stop.set()
     await asyncio.gather(*bots, return_exceptions=True)
+    by_process: dict[int, list[str]] = {}
+    for table, process in job.processes.items():
+        by_process.setdefault(process, []).append(table)
     return {
         "latencies": timings.latencies(steady),
         "latencies_all": timings.latencies(),
+        "latencies_by_process": {
+            process: timings.latencies(steady, set(tables))
+            for process, tables in by_process.items()
+            if len(by_process) > 1  # one process: its latencies are the run's
+        },
         "decisions": timings.decisions,
         "wagers": timings.wagers,
         "errors": timings.errors,
+        "reconnects": timings.reconnects,
         "state_messages": sum(
             len(received) for per in timings.arrivals.values() for received in per.values()
         ),
         "cpu_seconds": cpu,
         "late_seconds": max(0.0, late),
     }
+
+
+def percentile(samples: list[float], p: float) -> float:
+    """The ``p``-th percentile of sorted seconds, in milliseconds (nan when there are none)."""
+    if not samples:
+        return float("nan")
+    return round(1000 * samples[min(len(samples) - 1, int(p / 100 * len(samples)))], 1)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_server(
+    db: str,
+    tables_file: Path,
+    keys: Path | None,
+    batch_ms: float,
+    work: Path,
+    *,
+    floor: bool,
+    number: int,
+) -> tuple[subprocess.Popen[bytes], int]:
+    """One ``tablejack serve`` process and its port (``floor``: one of a floor of several,
+    named as a host of its own)."""
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from tablejack.cli import main; main()",
+            "serve",
+            "--db",
+            db,
+            "--port",
+            str(port),
+            "--tables",
+            str(tables_file),
+            "--batch-ms",
+            str(batch_ms),
+            *(["--checkpoint-key", str(keys)] if keys is not None else ["--unsigned"]),
+            *(
+                [
+                    "--member",
+                    f"load-{number}",
+                    "--checkpoint-log",
+                    str(work / f"checkpoints-{number}.jsonl"),
+                ]
+                if floor
+                else []
+            ),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    return server, port
+
+
+async def wait_until_up(servers: list[tuple[subprocess.Popen[bytes], int]]) -> None:
+    deadline = time.time() + 60
+    for server, port in servers:
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    break
+            except OSError:
+                if time.time() > deadline or server.poll() is not None:
+                    raise SystemExit("the server did not start") from None
+                await asyncio.sleep(0.2)
+
+
+async def shared_out(db: str, ports: list[int], tables: int) -> dict[str, int]:
+    """Wait until every table is held and each process holds its share (the floor evens out
+    between rounds); each table's process (its index in ``ports``)."""
+    from tablejack.store.leases import Leases  # a floor of several only
+
+    store = await Store.open(db, migrate=False)
+    observer = Leases(store, "load-observer", "", 5.0)
+    share = -(-tables // len(ports))
+    try:
+        deadline = time.time() + 120
+        while True:
+            view = await observer.view()
+            held = {
+                table: ports.index(int(lease.url.rsplit(":", 1)[1]))
+                for table, lease in view.leases.items()
+                if lease.holder and lease.expires_us > view.now_us
+            }
+            counts = [list(held.values()).count(i) for i in range(len(ports))]
+            if len(held) == tables and max(counts) <= share:
+                return held
+            if time.time() > deadline:
+                raise SystemExit(f"the floor did not even out: tables per process {counts}")
+            await asyncio.sleep(0.5)
+    finally:
+        await store.close()
 
 
 async def main() -> None:
@@ -240,10 +365,30 @@ async def main() -> None:
         help="the latency percentiles leave out the decisions of the first SECONDS, when every "
         "terminal connects at once (the figures with them are reported too; default 10)",
     )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="serve processes forming one floor (PostgreSQL; default 1)",
+    )
+    parser.add_argument(
+        "--route",
+        choices=("owner", "spread"),
+        default="owner",
+        help="a floor of several: each bot connects to its table's process (owner, default) or "
+        "to the processes in turn, most then forwarded (spread)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.soak:
         args.seconds = args.soak
+    if args.processes < 1:
+        parser.error("--processes: at least 1")
+    if args.processes > 1 and not args.db.startswith("postgres"):
+        parser.error(
+            "--processes N needs --db postgresql://…: an SQLite floor runs in one process "
+            "(tablejack serve refuses a second one on the same file)"
+        )
 
     work = Path(tempfile.mkdtemp(prefix="tablejack-load-"))
     db = args.db or str(work / "load.db")
@@ -276,45 +421,45 @@ async def main() -> None:
             "",
         ]
     tables_file.write_text("\n".join(lines))
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "from tablejack.cli import main; main()",
-            "serve",
-            "--db",
+    floor = args.processes > 1
+    servers = [
+        start_server(
             db,
-            "--port",
-            str(port),
-            "--tables",
-            str(tables_file),
-            "--batch-ms",
-            str(args.batch_ms),
-            *(["--checkpoint-key", str(keys)] if keys is not None else ["--unsigned"]),
-        ],
-        stdout=subprocess.DEVNULL,
-    )
+            tables_file,
+            keys,
+            args.batch_ms,
+            work,
+            floor=floor,
+            number=number,
+        )
+        for number in range(args.processes)
+    ]
+    ports = [port for _, port in servers]
     try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                if time.time() > deadline or server.poll() is not None:
-                    raise SystemExit("the server did not start") from None
-                await asyncio.sleep(0.2)
+        await wait_until_up(servers)
+        table_ids = [f"T{t:03d}" for t in range(args.tables)]
+        process_of = (
+            await shared_out(db, ports, args.tables) if floor else dict.fromkeys(table_ids, 0)
+        )
         setup_seconds = time.perf_counter() - setup_started
         before_rounds = (await count_rounds(db))[0]
-        url = f"ws://127.0.0.1:{port}/ws"
+        sockets = [f"ws://127.0.0.1:{port}/ws" for port in ports]
+
+        def urls_of(index: int) -> list[str]:
+            """A bot's sockets: its table's process first (or, spread, the next in turn), then
+            the others."""
+            first = (
+                process_of[table_ids[index // args.terminals]]
+                if args.route == "owner"
+                else index % len(sockets)
+            )
+            return sockets[first:] + sockets[:first]
+
         # each bot process plays whole tables, so each table's latencies are measured in one
         # process (perf_counter is the system's monotonic clock, the same in every process)
         groups = [
             [
-                (index, token)
+                (index, token, urls_of(index))
                 for index, (_name, token) in enumerate(players)
                 if index // args.terminals % args.bot_processes == group
             ]
@@ -322,41 +467,41 @@ async def main() -> None:
         ]
         context = multiprocessing.get_context("spawn")
         begin = time.time() + 5.0  # every bot process starts playing then
+        pids = [server.pid for server, _ in servers]
         with context.Pool(args.bot_processes) as pool:
             pending = pool.map_async(
                 play_group,
                 [
-                    (url, group, args.terminals, begin, args.seconds, args.warmup)
+                    BotJob(group, args.terminals, begin, args.seconds, args.warmup, process_of)
                     for group in groups
                     if group
                 ],
             )
             await asyncio.sleep(max(0.0, begin - time.time()))
-            cpu_before = cpu_seconds(server.pid)
-            memory = [rss_mb(server.pid)]
+            cpu_before = [cpu_seconds(pid) for pid in pids]
+            memory = [[rss_mb(pid)] for pid in pids]
             while time.time() < begin + args.seconds:
                 await asyncio.sleep(min(1.0, max(0.0, begin + args.seconds - time.time())))
-                memory.append(rss_mb(server.pid))
-            server_cpu = cpu_seconds(server.pid) - cpu_before
+                for samples_of, pid in zip(memory, pids, strict=True):
+                    samples_of.append(rss_mb(pid))
+            server_cpu = [cpu_seconds(pid) - b for pid, b in zip(pids, cpu_before, strict=True)]
             results = pending.get()
         elapsed = args.seconds
         bots_cpu = sum(result["cpu_seconds"] for result in results)
-        rounds, total, problems = await count_rounds(db)
-        rounds -= before_rounds
+        after_rounds, total, problems = await count_rounds(db)
+        rounds_at = {t: after_rounds.get(t, 0) - before_rounds.get(t, 0) for t in table_ids}
+        rounds = sum(rounds_at.values())
         samples: list[float] = sorted(s for result in results for s in result["latencies"])
         everything: list[float] = sorted(s for r in results for s in r["latencies_all"])
+        cpu_total = sum(server_cpu)
 
-        def pct(p: float, of: list[float] = samples) -> float:
-            if not of:
-                return float("nan")
-            return 1000 * of[min(len(of) - 1, int(p / 100 * len(of)))]
-
-        report = {
+        report: dict[str, Any] = {
             "tables": args.tables,
             "batch_ms": args.batch_ms,
             "terminals_per_table": args.terminals,
             "seconds": round(elapsed, 1),
             "database": "postgresql" if db.startswith("postgres") else "sqlite",
+            "processes": args.processes,
             "rounds": rounds,
             "rounds_per_second": round(rounds / elapsed, 2),
             "decisions": sum(result["decisions"] for result in results),
@@ -365,42 +510,71 @@ async def main() -> None:
             "bot_processes": args.bot_processes,
             "bots_started_late_s": round(max(float(r["late_seconds"]) for r in results), 2),
             "latency_samples": len(samples),
-            "latency_p50_ms": round(pct(50), 1),
-            "latency_p90_ms": round(pct(90), 1),
-            "latency_p95_ms": round(pct(95), 1),
-            "latency_p99_ms": round(pct(99), 1),
+            "latency_p50_ms": percentile(samples, 50),
+            "latency_p90_ms": percentile(samples, 90),
+            "latency_p95_ms": percentile(samples, 95),
+            "latency_p99_ms": percentile(samples, 99),
             "latency_mean_ms": round(1000 * statistics.fmean(samples), 1) if samples else None,
             "latency_warmup_s": args.warmup,
             "latency_p50_p99_ms_with_warmup": [
-                round(pct(50, everything), 1),
-                round(pct(99, everything), 1),
+                percentile(everything, 50),
+                percentile(everything, 99),
             ],
-            "server_cpu_percent": round(100 * server_cpu / elapsed, 1),
-            "server_cpu_ms_per_round": round(1000 * server_cpu / rounds, 1) if rounds else None,
+            "server_cpu_percent": round(100 * cpu_total / elapsed, 1),
+            "server_cpu_ms_per_round": round(1000 * cpu_total / rounds, 1) if rounds else None,
             "bots_cpu_percent": round(100 * bots_cpu / elapsed, 1),
             "load_average_1min": round(os.getloadavg()[0], 2),
-            "server_rss_mb_start": round(memory[0], 1),
-            "server_rss_mb_peak": round(max(memory), 1),
-            "server_rss_mb_end": round(memory[-1], 1),
+            "server_rss_mb_start": round(max(m[0] for m in memory), 1),
+            "server_rss_mb_peak": round(max(max(m) for m in memory), 1),
+            "server_rss_mb_end": round(max(m[-1] for m in memory), 1),
             "errors": sum(result["errors"] for result in results),
+            "reconnects": sum(result["reconnects"] for result in results),
             "sum_of_all_accounts": total,
             "ledger_problems": [p for p in problems if not p.startswith("refused")],
             "top_refusals": [p for p in problems if p.startswith("refused")],
-            **(soak_report(memory) if args.soak else {}),
+            **(soak_report(memory[0]) if args.soak else {}),
             "setup_seconds": round(setup_seconds, 1),
             "cpus": os.cpu_count(),
         }
+        if floor:
+            per_process = []
+            for number in range(args.processes):
+                own = [t for t, p in process_of.items() if p == number]
+                done = sum(rounds_at[t] for t in own)
+                mine = sorted(s for r in results for s in r["latencies_by_process"].get(number, []))
+                per_process.append(
+                    {
+                        "process": number,
+                        "tables": len(own),
+                        "rounds": done,
+                        "cpu_percent": round(100 * server_cpu[number] / elapsed, 1),
+                        "cpu_ms_per_round": (
+                            round(1000 * server_cpu[number] / done, 1) if done else None
+                        ),
+                        "latency_p50_ms": percentile(mine, 50),
+                        "latency_p99_ms": percentile(mine, 99),
+                        "rss_mb_peak": round(max(memory[number]), 1),
+                    }
+                )
+            report["per_process"] = per_process
+            report["route"] = args.route
         if args.json:
             print(json.dumps(report))
         else:
             for key, value in report.items():
-                print(f"{key:>24}: {value}")
+                if key == "per_process":
+                    for row in value:
+                        print(f"{'process ' + str(row['process']):>24}: {row}")
+                else:
+                    print(f"{key:>24}: {value}")
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        for server, _ in servers:
+            server.terminate()
+        for server, _ in servers:
+            try:
+                server.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                server.kill()
 
 
 if __name__ == "__main__":

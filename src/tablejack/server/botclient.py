@@ -14,7 +14,7 @@ import contextlib
 import json
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,13 +39,16 @@ class Timings:
         """A terminal received the state at ``seq`` of a round."""
         self.arrivals.setdefault((table, round_id), {}).setdefault(terminal, []).append((seq, at))
 
-    def latencies(self, since: float = float("-inf")) -> list[float]:
-        """For each decision (sent at ``since`` or later, on the ``time.perf_counter`` clock),
-        the delay until each terminal at its table received a state at or past the decision's
-        sequence number: one sample per decision and terminal."""
+    def latencies(
+        self, since: float = float("-inf"), tables: Container[str] | None = None
+    ) -> list[float]:
+        """For each decision (sent at ``since`` or later, on the ``time.perf_counter`` clock;
+        at one of ``tables``, or any), the delay until each terminal at its table received a
+        state at or past the decision's sequence number: one sample per decision and
+        terminal."""
         out: list[float] = []
         for (table, round_id, seq), sent in self.actions.items():
-            if sent < since:
+            if sent < since or (tables is not None and table not in tables):
                 continue
             for received in self.arrivals.get((table, round_id), {}).values():
                 for arrived_seq, at in received:

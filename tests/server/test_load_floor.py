@@ -1,0 +1,53 @@
+"""``benchmarks/load.py --processes 2``: the load benchmark runs a floor of two serve processes
+on PostgreSQL, waits until each holds its share of the tables, and reports per process and for
+the floor — every figure from the run itself (rounds by table from the store, CPU from
+``/proc``), with no error, no cent lost and no ledger problem."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tablejack.store.testing import Backend
+
+pytestmark = pytest.mark.slow
+
+LOAD = Path(__file__).resolve().parents[2] / "benchmarks" / "load.py"
+
+
+def run_load(*arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(LOAD), *arguments],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+
+
+def test_load_reports_each_process_of_a_floor_and_the_floor(postgres: Backend) -> None:
+    done = run_load(
+        "--tables", "4", "--terminals", "2", "--seconds", "8", "--warmup", "2",
+        "--processes", "2", "--db", postgres.server_url, "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["processes"] == 2
+    per_process = report["per_process"]
+    assert [row["tables"] for row in per_process] == [2, 2]  # each its share
+    assert all(row["rounds"] > 0 for row in per_process)
+    assert sum(row["rounds"] for row in per_process) == report["rounds"]
+    assert all(row["cpu_ms_per_round"] > 0 for row in per_process)
+    assert report["errors"] == 0
+    assert report["sum_of_all_accounts"] == 0
+    assert report["ledger_problems"] == []
+
+
+def test_load_refuses_several_processes_on_sqlite() -> None:
+    done = run_load("--processes", "2")
+    assert done.returncode == 2
+    assert "an SQLite floor runs in one process" in done.stderr
