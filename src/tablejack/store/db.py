@@ -792,12 +792,13 @@ class Store:
         """Write a step in one transaction: round row, events (hash-chained), transfers and
         meters. Raises (and writes nothing) on insufficient funds or a duplicate event.
 
-        On SQLite (one writer at a time) steps that arrive while a transaction is being written
-        wait and are then written together in the next one (a group commit); if that
+        Steps that arrive while a transaction is being written wait and are then written
+        together in the next one (a group commit: on SQLite, which has one writer at a time, and
+        on PostgreSQL, where a transaction per step costs a round trip per statement); if that
         transaction fails, each of its steps is retried in a transaction of its own, so one
-        refused step never takes another down with it."""
-        if not self._serialise:
-            return await self._commit_alone(step)
+        refused step — a stale fence, an overdrawn account — never takes another down with it.
+        The batch takes its locks as one step would (fences, stream heads, accounts, meters,
+        each in the order of their ids), so two processes' batches never wait in a circle."""
         future: asyncio.Future[list[EventRecord]] = asyncio.get_running_loop().create_future()
         self._pending.append((step, future))
         if self._writer is None or self._writer.done():
