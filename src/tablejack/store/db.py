@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from sqlalchemy import Connection, Engine, bindparam, create_engine, func, select, text, update
+from sqlalchemy import Connection, Engine, create_engine, func, select, text, update
 from sqlalchemy import event as sa_event
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from tablejack.store.fencing import Fence, stale_fences
@@ -300,36 +300,6 @@ def _migrate(connection: Any) -> None:
     command.upgrade(config, "head")
 
 
-# The statements of the play write path, built once: a step runs them with its own values
-# (building a statement per step costs more than running it).
-_EVENTS_INSERT = EVENTS.insert()
-_LEDGER_INSERT = LEDGER.insert()
-_ROUND_AT = (ROUNDS.c.id == bindparam("b_round")) & (ROUNDS.c.last_seq == bindparam("b_expected"))
-_ROUND_MOVE = {
-    closing: update(ROUNDS)
-    .where(_ROUND_AT)
-    .values(
-        last_seq=bindparam("b_seq"),
-        head_hash=bindparam("b_head"),
-        **({"status": bindparam("b_status")} if closing is not None else {}),
-        **({"closed_us": bindparam("b_closed")} if closing else {}),
-    )
-    for closing in (None, False, True)
-}
-"""Move a round's head: no status change (None), a status that keeps it open (False), or one
-that closes it (True)."""
-_BALANCE_ADD = (
-    update(ACCOUNTS)
-    .where((ACCOUNTS.c.id == bindparam("b_account")) & (ACCOUNTS.c.kind == bindparam("b_kind")))
-    .values(balance=ACCOUNTS.c.balance + bindparam("b_delta"))
-)
-"""Add to an account of the kind the policy expects (another kind: no row is updated)."""
-_BALANCE_TAKE = _BALANCE_ADD.where(
-    (ACCOUNTS.c.kind != "player") | (ACCOUNTS.c.balance >= bindparam("b_need"))
-)
-"""Take from an account: a player's balance never goes below zero."""
-
-
 def _whole_cents(transfer: Transfer) -> None:
     if isinstance(transfer.amount, bool) or not isinstance(transfer.amount, int):
         raise StoreError(f"A transfer amount must be whole cents, not {transfer.amount!r}.")
@@ -371,18 +341,17 @@ def check_fences(connection: Connection, fences: Sequence[Fence]) -> None:
             raise FencedError(fence, current)
 
 
-def _ledger_row(transfer: Transfer, round_id: str, seq: int, at_us: int) -> dict[str, Any]:
-    return {
-        "at_us": at_us,
-        "from_account": transfer.from_account,
-        "to_account": transfer.to_account,
-        "amount": transfer.amount,
-        "kind": transfer.kind,
-        "round_id": round_id,
-        "seq": seq,
-        "wager_id": transfer.wager_id,
-        "memo": transfer.memo[:200],
-    }
+def _meter_totals(
+    meters: Iterable[tuple[str, str, int, int]],
+) -> list[tuple[str, str, int, int]]:
+    """The increments of each ``(table, wager kind)`` meter summed, in the order of their keys
+    (as every writer locks them)."""
+    totals: dict[tuple[str, str], list[int]] = {}
+    for table_id, kind, drop, win in meters:
+        entry = totals.setdefault((table_id, kind), [0, 0])
+        entry[0] += drop
+        entry[1] += win
+    return [(t, k, d, w) for (t, k), (d, w) in sorted(totals.items())]
 
 
 def _deltas(transfers: Iterable[Transfer]) -> dict[str, int]:
@@ -435,6 +404,131 @@ class _Shifts:
             yield account, (self._running[account], -self._lowest[account])
 
 
+_EVENT_COLUMNS = "round_id, seq, at_us, kind, actor, terminal, payload, prev_hash, hash"
+_LEDGER_COLUMNS = "at_us, from_account, to_account, amount, kind, round_id, seq, wager_id, memo"
+
+
+class _Bulk:
+    """The play write path's rows, each kind in one statement on the transaction's own DBAPI
+    connection (no statement compiled per step): on PostgreSQL one ``unnest`` of arrays per
+    table (one round trip however many rows), on SQLite ``executemany`` of a plain insert.
+    A driver error is raised as SQLAlchemy's (:class:`IntegrityError` for a duplicate key or a
+    trigger's refusal), as the statements through the engine raised it."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.dialect = connection.dialect
+        self.postgresql = self.dialect.name == "postgresql"
+        self.cursor = connection.connection.cursor()
+
+    def run(self, sql: str, params: Sequence[Any], *, many: bool = False) -> Any:
+        try:
+            if many:
+                self.cursor.executemany(sql, params)
+            else:
+                self.cursor.execute(sql, params)
+        except self.dialect.loaded_dbapi.Error as error:
+            raise DBAPIError.instance(sql, params, error, self.dialect.loaded_dbapi.Error) from None
+        return self.cursor
+
+    def insert_events(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        if not rows:
+            return
+        if self.postgresql:
+            self.run(
+                f"INSERT INTO events ({_EVENT_COLUMNS}) SELECT * FROM unnest($1::varchar[], "
+                "$2::int[], $3::bigint[], $4::varchar[], $5::varchar[], $6::varchar[], "
+                "$7::text[], $8::varchar[], $9::varchar[])",
+                [list(column) for column in zip(*rows, strict=True)],
+            )
+        else:
+            self.run(
+                f"INSERT INTO events ({_EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+                many=True,
+            )
+
+    def insert_ledger(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        if not rows:
+            return
+        if self.postgresql:
+            self.run(
+                f"INSERT INTO ledger_entries ({_LEDGER_COLUMNS}) SELECT * FROM unnest("
+                "$1::bigint[], $2::varchar[], $3::varchar[], $4::bigint[], $5::varchar[], "
+                "$6::varchar[], $7::int[], $8::int[], $9::varchar[])",
+                [list(column) for column in zip(*rows, strict=True)],
+            )
+        else:
+            self.run(
+                f"INSERT INTO ledger_entries ({_LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+                many=True,
+            )
+
+    def move_heads(self, moves: Mapping[str, Mapping[str, Any]]) -> list[str]:
+        """Move each round's head from the sequence number it expects; the rounds whose head
+        had moved on (none moved for them)."""
+        if not moves:
+            return []
+        if self.postgresql:
+            cursor = self.run(
+                "UPDATE rounds AS r SET last_seq = m.seq, head_hash = m.head, "
+                "status = COALESCE(m.status, r.status), "
+                "closed_us = COALESCE(m.closed, r.closed_us) "
+                "FROM unnest($1::varchar[], $2::int[], $3::int[], $4::varchar[], "
+                "$5::varchar[], $6::bigint[]) AS m(id, expected, seq, head, status, closed) "
+                "WHERE r.id = m.id AND r.last_seq = m.expected RETURNING r.id",
+                [
+                    list(moves),
+                    [m["b_expected"] for m in moves.values()],
+                    [m["b_seq"] for m in moves.values()],
+                    [m["b_head"] for m in moves.values()],
+                    [m.get("b_status") for m in moves.values()],
+                    [m.get("b_closed") for m in moves.values()],
+                ],
+            )
+            moved = {str(row[0]) for row in cursor.fetchall()}
+            return [round_id for round_id in moves if round_id not in moved]
+        stale = []
+        for round_id, move in moves.items():
+            cursor = self.run(
+                "UPDATE rounds SET last_seq = ?, head_hash = ?, status = COALESCE(?, status), "
+                "closed_us = COALESCE(?, closed_us) WHERE id = ? AND last_seq = ?",
+                (
+                    move["b_seq"],
+                    move["b_head"],
+                    move.get("b_status"),
+                    move.get("b_closed"),
+                    round_id,
+                    move["b_expected"],
+                ),
+            )
+            if cursor.rowcount != 1:
+                stale.append(round_id)
+        return stale
+
+    def bump_meters(self, totals: Sequence[tuple[str, str, int, int]]) -> None:
+        """Add to each ``(table, wager kind)`` meter, in the order given (of their keys)."""
+        if not totals:
+            return
+        conflict = (
+            'ON CONFLICT (table_id, wager_kind) DO UPDATE SET "drop" = meters."drop" + '
+            'excluded."drop", win = meters.win + excluded.win'
+        )
+        if self.postgresql:
+            self.run(
+                'INSERT INTO meters (table_id, wager_kind, "drop", win) SELECT * FROM unnest('
+                f"$1::varchar[], $2::varchar[], $3::bigint[], $4::bigint[]) {conflict}",
+                [list(column) for column in zip(*totals, strict=True)],
+            )
+        else:
+            self.run(
+                f'INSERT INTO meters (table_id, wager_kind, "drop", win) VALUES (?, ?, ?, ?) '
+                f"{conflict}",
+                totals,
+                many=True,
+            )
+
+
 class Store:
     """The SQL store of a floor. Create with :meth:`open`; close with :meth:`close`."""
 
@@ -447,8 +541,6 @@ class Store:
         self._writer: asyncio.Task[None] | None = None
         self._sync_engine: Engine | None = None
         """SQLite file: the synchronous engine of the play write path (see _write_steps)."""
-        self._meters_upsert: Any = None
-        """The meters' insert-or-add statement of this dialect (built at first use)."""
         self._heads: dict[str, tuple[int, str]] = {}
         """The last (seq, hash) of each open round this store wrote (saves a read per step;
         the round row's update checks it, so a stale entry is caught)."""
@@ -627,24 +719,73 @@ class Store:
         raise StoreError("unreachable")  # pragma: no cover
 
     def _shift_balances(
-        self, connection: Connection, shifts: _Shifts, kinds: Mapping[str, AccountKind]
+        self,
+        connection: Connection,
+        shifts: _Shifts,
+        kinds: Mapping[str, AccountKind],
+        bulk: _Bulk,
     ) -> None:
         """Apply each account's total change to an account of the kind the policy expects,
         refusing (the transaction rolls back) when a player's balance would have gone below
-        zero after any of the steps, or when the account is of another kind."""
+        zero after any of the steps, or when the account is of another kind. On PostgreSQL
+        the accounts are locked in one statement in the order of their ids, checked, and
+        updated in one more; on SQLite (one writer) each is updated in that order."""
+        if bulk.postgresql:
+            self._shift_balances_at_once(bulk, shifts, kinds)
+            return
         for account_id, (total, need) in shifts.per_account():  # a fixed lock order
             kind = kinds[account_id].value
-            if need > 0:
-                result = connection.execute(
-                    _BALANCE_TAKE,
-                    {"b_account": account_id, "b_delta": total, "b_need": need, "b_kind": kind},
-                )
-            else:
-                result = connection.execute(
-                    _BALANCE_ADD, {"b_account": account_id, "b_delta": total, "b_kind": kind}
-                )
-            if result.rowcount != 1:
+            cursor = bulk.run(
+                "UPDATE accounts SET balance = balance + ? WHERE id = ? AND kind = ? "
+                "AND (kind != 'player' OR balance >= ?)",
+                (total, account_id, kind, need),
+            )
+            if cursor.rowcount != 1:
                 self._refuse(connection, account_id, kind, -need if need > 0 else total)
+
+    def _shift_balances_at_once(
+        self, bulk: _Bulk, shifts: _Shifts, kinds: Mapping[str, AccountKind]
+    ) -> None:
+        changes = list(shifts.per_account())  # sorted by account: the lock order
+        if not changes:
+            return
+        ids = [account_id for account_id, _ in changes]
+        found = {
+            str(row[0]): (str(row[1]), int(row[2]))
+            for row in bulk.run(
+                "SELECT id, kind, balance FROM accounts WHERE id = ANY($1::varchar[]) "
+                "ORDER BY id FOR UPDATE",
+                [ids],
+            ).fetchall()
+        }
+        for account_id, (_, need) in changes:
+            kind = kinds[account_id].value
+            row = found.get(account_id)
+            if row is None:
+                raise StoreError(f"No account {account_id!r}.")
+            if row[0] != kind:
+                raise PostingRefusedError(
+                    PolicyError(
+                        f"Account {account_id!r} is a {row[0]} account; the movement needs a "
+                        f"{kind} account.",
+                        code="account",
+                    )
+                )
+            if kind == "player" and row[1] < need:
+                raise InsufficientFundsError(account_id, need, row[1])
+        cursor = bulk.run(
+            "UPDATE accounts AS a SET balance = a.balance + s.delta FROM unnest($1::varchar[], "
+            "$2::bigint[], $3::varchar[], $4::bigint[]) AS s(id, delta, kind, need) "
+            "WHERE a.id = s.id AND a.kind = s.kind AND (a.kind <> 'player' OR a.balance >= s.need)",
+            [
+                ids,
+                [total for _, (total, _) in changes],
+                [kinds[account_id].value for account_id in ids],
+                [need for _, (_, need) in changes],
+            ],
+        )
+        if cursor.rowcount != len(ids):
+            raise StoreError("An account update was refused.")  # pragma: no cover
 
     def _refuse(self, connection: Connection, account_id: str, kind: str, delta: int) -> None:
         """Raise the reason an account update was refused (the transaction rolls back)."""
@@ -792,12 +933,13 @@ class Store:
         """Write a step in one transaction: round row, events (hash-chained), transfers and
         meters. Raises (and writes nothing) on insufficient funds or a duplicate event.
 
-        On SQLite (one writer at a time) steps that arrive while a transaction is being written
-        wait and are then written together in the next one (a group commit); if that
+        Steps that arrive while a transaction is being written wait and are then written
+        together in the next one (a group commit: on SQLite, which has one writer at a time, and
+        on PostgreSQL, where a transaction per step costs a round trip per statement); if that
         transaction fails, each of its steps is retried in a transaction of its own, so one
-        refused step never takes another down with it."""
-        if not self._serialise:
-            return await self._commit_alone(step)
+        refused step — a stale fence, an overdrawn account — never takes another down with it.
+        The batch takes its locks as one step would (fences, stream heads, accounts, meters,
+        each in the order of their ids), so two processes' batches never wait in a circle."""
         future: asyncio.Future[list[EventRecord]] = asyncio.get_running_loop().create_future()
         self._pending.append((step, future))
         if self._writer is None or self._writer.done():
@@ -882,8 +1024,8 @@ class Store:
         """The head of each round as the steps so far left it."""
         moves: dict[str, dict[str, Any]] = {}
         """Per round: the head update (the first step's expected head, the last step's)."""
-        event_rows: list[dict[str, Any]] = []
-        ledger: list[dict[str, Any]] = []
+        event_rows: list[tuple[Any, ...]] = []
+        ledger: list[tuple[Any, ...]] = []
         shifts = _Shifts()
         kinds: dict[str, AccountKind] = {}
         meters: list[tuple[str, str, int, int]] = []
@@ -936,7 +1078,20 @@ class Store:
                 postings = bound.get(index)
                 if postings:  # the chain covers the money the event moved
                     data["postings"] = [t.posting() for t in postings]
-                    ledger.extend(_ledger_row(t, round_id, seq, at) for t in postings)
+                    ledger.extend(
+                        (
+                            at,
+                            t.from_account,
+                            t.to_account,
+                            t.amount,
+                            t.kind,
+                            round_id,
+                            seq,
+                            t.wager_id,
+                            t.memo[:200],
+                        )
+                        for t in postings
+                    )
                     shifts.add(_deltas(postings))
                 payload = canonical(data)
                 digest = chain_hash(
@@ -948,17 +1103,7 @@ class Store:
                     )
                 )
                 event_rows.append(
-                    {
-                        "round_id": round_id,
-                        "seq": seq,
-                        "at_us": at,
-                        "kind": item.kind,
-                        "actor": item.actor,
-                        "terminal": item.terminal,
-                        "payload": payload,
-                        "prev_hash": prev,
-                        "hash": digest,
-                    }
+                    (round_id, seq, at, item.kind, item.actor, item.terminal, payload, prev, digest)
                 )
                 prev = digest
             heads[round_id] = (seq, prev)
@@ -970,19 +1115,15 @@ class Store:
                     move["b_closed"] = at
             meters.extend(step.meters)
             out.append((records, (seq, prev)))
-        if event_rows:
-            connection.execute(_EVENTS_INSERT, event_rows)
-        for round_id, move in moves.items():
-            closing = None if "b_status" not in move else "b_closed" in move
-            moved = connection.execute(_ROUND_MOVE[closing], move)
-            if moved.rowcount != 1:
-                raise DuplicateEventError(
-                    f"The log of round {round_id!r} moved on past event {move['b_expected']}."
-                )
-        self._shift_balances(connection, shifts, kinds)
-        if ledger:
-            connection.execute(_LEDGER_INSERT, ledger)
-        self._bump_meters(connection, meters)
+        bulk = _Bulk(connection)
+        bulk.insert_events(event_rows)
+        for round_id in bulk.move_heads(moves):
+            raise DuplicateEventError(
+                f"The log of round {round_id!r} moved on past event {moves[round_id]['b_expected']}."
+            )
+        self._shift_balances(connection, shifts, kinds, bulk)
+        bulk.insert_ledger(ledger)
+        bulk.bump_meters(_meter_totals(meters))
         return out
 
     def _lock_streams(
@@ -1001,38 +1142,6 @@ class Store:
                 f"The log of round {round_id!r} is closed: it takes no more events."
             )
         return heads
-
-    def _bump_meters(
-        self, connection: Connection, meters: Sequence[tuple[str, str, int, int]]
-    ) -> None:
-        totals: dict[tuple[str, str], list[int]] = {}
-        for table_id, kind, drop, win in meters:
-            entry = totals.setdefault((table_id, kind), [0, 0])
-            entry[0] += drop
-            entry[1] += win
-        if not totals:
-            return
-        statement = self._meters_upsert
-        if statement is None:
-            from sqlalchemy.dialects import postgresql, sqlite
-
-            insert: Any = (
-                sqlite.insert(METERS) if self.dialect == "sqlite" else postgresql.insert(METERS)
-            )
-            statement = self._meters_upsert = insert.on_conflict_do_update(
-                index_elements=[METERS.c.table_id, METERS.c.wager_kind],
-                set_={
-                    "drop": METERS.c.drop + insert.excluded.drop,
-                    "win": METERS.c.win + insert.excluded.win,
-                },
-            )
-        connection.execute(
-            statement,
-            [  # in the order of their keys, as every writer locks them
-                {"table_id": t, "wager_kind": k, "drop": d, "win": w}
-                for (t, k), (d, w) in sorted(totals.items())
-            ],
-        )
 
     async def events(self, round_id: str) -> list[EventRecord]:
         """A round's events in order."""
