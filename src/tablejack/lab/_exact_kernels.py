@@ -88,6 +88,7 @@ Context = namedtuple(
         "child", "drawn", "size", "scratch",  # the dealer's drawing states and a work array
         "base", "n0", "finite", "up",  # the base shoe (cards or weights), its size, the up card
         "counts", "hard", "ace", "ncards", "keys", "skeys", "perm",  # the hands (rows)
+        "succ",  # each row's row after one more card of each class (-1: none)
         "done", "dists",  # each row's dealer probabilities, once computed
         "link", "pdone", "pdists",  # the same hand of the parent context and its storage
     ),
@@ -289,6 +290,34 @@ def _find(skeys, perm, key):
 
 
 @njit(cache=True)
+def _shifted_rows(skeys, perm, other_skeys, other_perm, delta, out, column):
+    """For each row of the sorted keys ``skeys`` (rows ``perm``): the row of ``other_skeys``
+    whose key is its key plus ``delta`` (the hand with one more card), or -1, into
+    ``out[row, column]``. Adding ``delta`` keeps the keys' order, so one merge-like pass finds
+    them all (what :func:`_find` finds key by key)."""
+    j = 0
+    m = other_skeys.shape[0]
+    for a in range(skeys.shape[0]):
+        target = skeys[a] + delta
+        while j < m and other_skeys[j] < target:
+            j += 1
+        if j < m and other_skeys[j] == target:
+            out[perm[a], column] = other_perm[j]
+        else:
+            out[perm[a], column] = -1
+
+
+@njit(cache=True)
+def successors(skeys, perm):
+    """``succ[i, r]``: the row of hand ``i`` with one more card of class ``r`` (-1 when the
+    hand is not a row: a bust, or more cards than the shoe holds)."""
+    succ = np.empty((skeys.shape[0], 10), dtype=np.int64)
+    for r in range(10):
+        _shifted_rows(skeys, perm, skeys, perm, 1 << (KEY_BITS * r), succ, r)
+    return succ
+
+
+@njit(cache=True)
 def make_context(child, drawn, size, scratch, base, n0, finite, up, first):
     """The context of a base shoe (every hand holding card ``first``, when not -1)."""
     counts, hard, ace, ncards, keys, skeys, perm = enumerate_hands(base, finite, first)
@@ -297,7 +326,7 @@ def make_context(child, drawn, size, scratch, base, n0, finite, up, first):
     dists = np.zeros((k, 7))
     return Context(
         child, drawn, size, scratch, base, n0, finite, up, counts, hard, ace, ncards, keys,
-        skeys, perm, done, dists, np.arange(k), done, dists,
+        skeys, perm, successors(skeys, perm), done, dists, np.arange(k), done, dists,
     )  # fmt: skip
 
 
@@ -311,16 +340,17 @@ def split_context(ctx, c):
     n0 = ctx.n0 - ctx.finite
     counts, hard, ace, ncards, keys, skeys, perm = enumerate_hands(base, ctx.finite, c)
     k = counts.shape[0]
+    parent = np.empty((k, 1), dtype=np.int64)
+    _shifted_rows(skeys, perm, ctx.skeys, ctx.perm, 1 << (KEY_BITS * c), parent, 0)
     link = np.full(k, -1)
     for i in range(k):
-        if hard[i] + c + 1 <= 21:
-            j = _find(ctx.skeys, ctx.perm, keys[i] + (1 << (KEY_BITS * c)))
-            if j >= 0:
-                link[i] = ctx.link[j]
+        j = parent[i, 0]
+        if j >= 0:
+            link[i] = ctx.link[j]
     return Context(
         ctx.child, ctx.drawn, ctx.size, ctx.scratch, base, n0, ctx.finite, ctx.up, counts, hard,
-        ace, ncards, keys, skeys, perm, np.zeros(k, dtype=np.bool_), np.zeros((k, 7)), link,
-        ctx.pdone, ctx.pdists,
+        ace, ncards, keys, skeys, perm, successors(skeys, perm), np.zeros(k, dtype=np.bool_),
+        np.zeros((k, 7)), link, ctx.pdone, ctx.pdists,
     )  # fmt: skip
 
 
@@ -334,7 +364,7 @@ def _next(ctx, i, r):
     p = cnt / (ctx.n0 - ctx.ncards[i] * ctx.finite)
     if ctx.hard[i] + r + 1 > 21:
         return p, -1
-    return p, _find(ctx.skeys, ctx.perm, ctx.keys[i] + (1 << (KEY_BITS * r)))
+    return p, ctx.succ[i, r]
 
 
 @njit(cache=True)
