@@ -508,11 +508,34 @@ def _draw(ctx, measure, i, final, bet, peek, push_all, values, out):
 
 
 @njit(cache=True)
-def _walk(ctx, tab, measure, peek, push_all, values):
-    """``values[i]``: every hand of the context played to its end by the hit/stand table."""
+def _reached(ctx, tab, roots):
+    """The hands played from the hands ``roots`` by the hit/stand table: a root, or a hand one
+    card more than a reached hand the table hits."""
+    reached = np.zeros(ctx.counts.shape[0], dtype=np.bool_)
+    for i in roots:
+        reached[i] = True
+    order = np.argsort(ctx.hard)  # a hand's successors after it
+    for oi in range(order.shape[0]):
+        i = order[oi]
+        if not reached[i]:
+            continue
+        if _hits(tab, ctx.up, _total(ctx.hard[i], ctx.ace[i]), _is_soft(ctx.hard[i], ctx.ace[i])):
+            for r in range(10):
+                p, j = _next(ctx, i, r)
+                if p != 0.0 and j >= 0:
+                    reached[j] = True
+    return reached
+
+
+@njit(cache=True)
+def _walk(ctx, tab, measure, peek, push_all, values, needed):
+    """``values[i]``: every hand of the context that is ``needed`` played to its end by the
+    hit/stand table (the hands it hits to are needed too: see :func:`_reached`)."""
     order = np.argsort(-ctx.hard)
     for oi in range(order.shape[0]):
         i = order[oi]
+        if not needed[i]:
+            continue
         total = _total(ctx.hard[i], ctx.ace[i])
         if _hits(tab, ctx.up, total, _is_soft(ctx.hard[i], ctx.ace[i])):
             _draw(ctx, measure, i, False, 1.0, peek, push_all, values, values[i])
@@ -521,9 +544,9 @@ def _walk(ctx, tab, measure, peek, push_all, values):
 
 
 @njit(cache=True)
-def _walked(ctx, tab, measure, peek, push_all):
+def _walked(ctx, tab, measure, peek, push_all, needed):
     values = np.zeros((ctx.counts.shape[0], WIDTH[measure]))
-    _walk(ctx, tab, measure, peek, push_all, values)
+    _walk(ctx, tab, measure, peek, push_all, values, needed)
     return values
 
 
@@ -605,11 +628,17 @@ def split_value(ctx, tab, c):
     rules = tab.rules
     peek = peek_mode(rules, True)
     sc = split_context(ctx, c)
-    values = _walked(sc, tab, VALUE, peek, False)
+    # the split hands: the pair card and each second card, and the hands played from them
+    roots = np.full(10, -1)
+    for d in range(10):
+        if sc.base[d] - (1 if d == c else 0) * sc.finite > 0.0:
+            roots[d] = _find(sc.skeys, sc.perm, (1 << (KEY_BITS * c)) + (1 << (KEY_BITS * d)))
+    needed = _reached(sc, tab, roots[roots >= 0])
+    values = _walked(sc, tab, VALUE, peek, False, needed)
     aces = c == 0
     one_card = aces and rules[R_HIT_SPLIT_ACES] == 0.0
     das = rules[R_DAS] != 0.0 and not one_card
-    busts = values if one_card else _walked(sc, tab, BUST_PROB, peek, False)
+    busts = values if one_card else _walked(sc, tab, BUST_PROB, peek, False, needed)
     hand_values = np.zeros(10)
     hand_bust = np.zeros(10)
     out = np.empty(1)
@@ -831,7 +860,8 @@ def ez_bust_value(child, drawn, size, scratch, base, n0, finite, up, rules, dbl_
     tab = Tables(rules, dbl_mask, hit_hard, hit_soft, first_hard, first_soft, split_table)
     ctx = make_context(child, drawn, size, scratch, base, n0, finite, up, -1)
     peek = peek_mode(rules, False)
-    ez = _walked(ctx, tab, EZ, peek, push_all)  # win, lose, push under the hit/stand table
+    every = np.ones(ctx.counts.shape[0], dtype=np.bool_)
+    ez = _walked(ctx, tab, EZ, peek, push_all, every)  # win, lose, push under the table
     may_surrender = rules[R_LS] != 0.0
     win = 0.0
     lose = 0.0
