@@ -23,7 +23,8 @@ Each concept is written once:
   worth, in one of three *measures*: :data:`VALUE` (the expected payoff), :data:`BUST_PROB` (the
   probability that the hand busts) and :data:`EZ` (the EZ Bust wager's win, loss and push);
 * :func:`_draw` — one card, then the table (or stand, for a double), in any measure;
-* :func:`_walk` — every hand of a context played by the hit/stand table, in any measure;
+* :func:`_walk` — every hand of a context (or those :func:`_reached` finds) played by the
+  hit/stand table, in any measure;
 * :func:`_first_outcome` — a two-card hand's first decision (double, surrender, the table);
 * :func:`split_value` — a split, with resplits, DAS and the dealer Blackjack readings;
 * :func:`analyse_up` — the strategy of one up card decided class by class, then every two-card
