@@ -1,5 +1,6 @@
 """The math lab's commands: ``edge``, ``dealer-odds``, ``strategy``, ``simulate``, ``parsheet``,
-``paytable``, ``exposure``, and ``warm-up``, which compiles their kernels ahead of time.
+``paytable``, ``exposure`` (``warm-up``, which compiles their kernels ahead of time, is
+:mod:`tablejack.lab.warmup`).
 
 :func:`register` mounts them on the ``tablejack`` CLI. numpy and numba load inside the command
 bodies, so ``tablejack --help`` stays fast. Every command takes ``--json`` and prints one JSON
@@ -11,7 +12,6 @@ told by :mod:`tablejack.lab.compilation`, when numba is compiling the kernels.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -633,28 +633,6 @@ def exposure(
         console.print(f"wrote exposure.json, {exposure_module.PLOT_FILE} in {out}")
 
 
-def warm_up() -> None:
-    """Compile every kernel the lab's commands use into numba's on-disk cache (``make install``
-    runs it), so that the first lab command loads them instead of compiling them."""
-    from tablejack.lab.warmup import WarmUpResult, warm_up_steps
-    from tablejack.lab.warmup import warm_up as run
-
-    steps = warm_up_steps()
-    started = time.perf_counter()
-
-    def report(result: WarmUpResult) -> None:
-        compiled = f"{result.compiled} kernel(s) compiled" if result.compiled else "cached"
-        errors.print(f"warm-up: {result.label}: {result.seconds:.1f} s, {compiled}")
-
-    with _clean_errors():
-        results = run(steps, report)
-    compiled = sum(result.compiled for result in results)
-    errors.print(
-        f"warm-up: {len(results)} commands in {time.perf_counter() - started:.1f} s, "
-        f"{compiled} kernel(s) compiled"
-    )
-
-
 def register(app: typer.Typer) -> None:
     """Mount the lab's commands on the ``tablejack`` CLI."""
     app.command("edge")(edge)
@@ -664,4 +642,3 @@ def register(app: typer.Typer) -> None:
     app.command("parsheet")(parsheet)
     app.command("paytable")(paytable)
     app.command("exposure")(exposure)
-    app.command("warm-up")(warm_up)

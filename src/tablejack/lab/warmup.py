@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tablejack.lab.compilation import watch_compilation
+import typer
 
-__all__ = ["WarmUpResult", "WarmUpStep", "warm_up", "warm_up_steps"]
+__all__ = ["WarmUpResult", "WarmUpStep", "register", "warm_up", "warm_up_steps"]
 
 SIMULATED_HANDS = 2000
 """Hands of each warm-up simulation: one block of shoes, enough to run every kernel."""
@@ -159,6 +159,8 @@ def warm_up_steps() -> list[WarmUpStep]:
 @contextlib.contextmanager
 def _counting() -> Iterator[list[float]]:
     """The seconds of each compilation numba starts within the block."""
+    from tablejack.lab.compilation import watch_compilation
+
     compiled: list[float] = []
     with watch_compilation(lambda: None, compiled.append):
         yield compiled
@@ -183,3 +185,28 @@ def warm_up(
             if report is not None:
                 report(result)
     return results
+
+
+def warm_up_command() -> None:
+    """Compile every kernel the lab's commands use into numba's on-disk cache (``make install``
+    runs it), so that the first lab command loads them instead of compiling them."""
+    from rich.console import Console
+
+    errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    started = time.perf_counter()
+
+    def report(result: WarmUpResult) -> None:
+        compiled = f"{result.compiled} kernel(s) compiled" if result.compiled else "cached"
+        errors.print(f"warm-up: {result.label}: {result.seconds:.1f} s, {compiled}")
+
+    results = warm_up(report=report)
+    compiled = sum(result.compiled for result in results)
+    errors.print(
+        f"warm-up: {len(results)} commands in {time.perf_counter() - started:.1f} s, "
+        f"{compiled} kernel(s) compiled"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Mount ``warm-up`` on the ``tablejack`` CLI."""
+    app.command("warm-up")(warm_up_command)
