@@ -18,18 +18,22 @@ PYTEST_PARALLEL := $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --di
 
 install: $(STAMP)
 
-# After the packages, `tablejack warm-up` runs every lab command once with tiny sizes, so numba
-# compiles the lab's kernels into its on-disk cache now and the first lab command (and every
-# test worker) loads them instead of compiling them (docs/lab.md, "Compiled once, at install").
+# After the packages, the package's bytecode is written (the editable source is otherwise
+# compiled on every run where PYTHONDONTWRITEBYTECODE is set, as in CI) and `tablejack warm-up`
+# runs every lab command once with tiny sizes, so numba compiles the lab's kernels into its
+# on-disk cache now and the first lab command (and every test worker) loads them instead of
+# compiling them (docs/lab.md, "Compiled once, at install").
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[server,lab,dev]'
-	$(BIN)/tablejack warm-up
+	$(MAKE) warm-up
 	touch $(STAMP)
 
-# Compile the lab's kernels again (after editing one, numba recompiles it on its next use anyway).
-warm-up: $(STAMP)
+# Compile the bytecode and the lab's kernels again (after an edit, Python and numba recompile
+# what changed on its next use anyway).
+warm-up:
+	$(BIN)/python -m compileall -q src
 	$(BIN)/tablejack warm-up
 
 # The demo floor: an SQLite file, a version A, a version B and a classic table with EZ Bust,
