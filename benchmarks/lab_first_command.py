@@ -4,7 +4,8 @@ In one run: ``git clone`` of this repository's current commit into a temporary f
 file times, an empty numba cache beside the kernels), then, with this environment's Python and
 the clone's ``src`` first on ``PYTHONPATH``,
 
-* the warm-up ``make install`` runs (``tablejack warm-up``), timed;
+* the warm-up ``make install`` runs (``make warm-up``: ``compileall`` of ``src``, then
+  ``tablejack warm-up``), timed;
 * the first ``tablejack edge --game classic --json`` after it, and the second one;
 * for comparison, on a second fresh clone without the warm-up, the first ``tablejack edge``
   (numba compiles the exact kernels) and the second;
@@ -12,7 +13,8 @@ the clone's ``src`` first on ``PYTHONPATH``,
   analyses after the first), of the previous release (``lab_baseline.BASELINE``) and of the
   clone, interleaved over ``--rounds`` rounds, with their ratio.
 
-All times are wall-clock seconds of a new process, Python's start and numba's import included.
+All times are wall-clock seconds of a new process, Python's start and numba's import included,
+in this process's environment (``PYTHONDONTWRITEBYTECODE`` as it is: printed at the start).
 
     .venv/bin/python benchmarks/lab_first_command.py [--rounds K] [--repeat R] [--no-cold]
 """
@@ -68,7 +70,8 @@ def main() -> None:
     parser.add_argument("--no-cold", action="store_true", help="skip the clone without warm-up")
     args = parser.parse_args()
     print(f"machine: {platform.machine()} {platform.python_implementation()} "
-          f"{platform.python_version()}, {os.cpu_count()} cores, {load()} at the start")  # fmt: skip
+          f"{platform.python_version()}, {load()} at the start; PYTHONDONTWRITEBYTECODE="
+          f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}")  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="tablejack-first-") as name:
         clone = _clone(Path(name) / "warmed")
         where = subprocess.run(
@@ -78,9 +81,12 @@ def main() -> None:
         ).stdout.strip()  # fmt: skip
         if not where.startswith(str(clone)):
             raise SystemExit(f"the clone's package is not the one imported: {where}")
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(clone / "src")], check=True)
+        bytecode = time.perf_counter() - start
         warm_up, _, log = _timed(clone, ["warm-up"])
-        print(f"fresh clone, warm-up (tablejack warm-up, as make install runs it): {warm_up:.1f} s"
-              f" — {log.strip().splitlines()[-1]}")  # fmt: skip
+        print(f"fresh clone, the install's warm-up (make warm-up): bytecode {bytecode:.1f} s, "
+              f"kernels {warm_up:.1f} s — {log.strip().splitlines()[-1]}")  # fmt: skip
         first, out, _ = _timed(clone, EDGE)
         second, _, _ = _timed(clone, EDGE)
         edge = json.loads(out)["house_edge"]
