@@ -100,9 +100,9 @@ def main() -> None:
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(clone / "src")], check=True)
         bytecode = time.perf_counter() - start
         warm_up, _, log = _timed(clone, ["warm-up"])
-        log += f" ({CPU[-1]:.1f} CPU s)"
+        log = f"{log.strip().splitlines()[-1]} ({CPU[-1]:.1f} CPU s)"
         print(f"fresh clone, the install's warm-up (make warm-up): bytecode {bytecode:.1f} s, "
-              f"kernels {warm_up:.1f} s — {log.strip().splitlines()[-1]}")  # fmt: skip
+              f"kernels {warm_up:.1f} s — {log}")  # fmt: skip
         # more samples of a first command: copies of the warmed clone, file times kept (numba's
         # cache and Python's bytecode stay valid), each running its own first and second edge
         trees = [clone]
