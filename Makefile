@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint types unit quick bench clean
+.PHONY: install warm-up demo test lint types unit quick bench clean
 
 # pytest-xdist workers for the suite. The browser, server and database tests spend most of their
 # time waiting, so on the 2-core development and CI machines four workers beat two: `make test`
@@ -18,11 +18,23 @@ PYTEST_PARALLEL := $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --di
 
 install: $(STAMP)
 
+# After the packages, the package's bytecode is written (the editable source is otherwise
+# compiled on every run where PYTHONDONTWRITEBYTECODE is set, as in CI) and `tablejack warm-up`
+# runs every lab command once with tiny sizes, so numba compiles the lab's kernels into its
+# on-disk cache now and the first lab command (and every test worker) loads them instead of
+# compiling them (docs/lab.md, "Compiled once, at install").
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[server,lab,dev]'
+	$(MAKE) warm-up
 	touch $(STAMP)
+
+# Compile the bytecode and the lab's kernels again (after an edit, Python and numba recompile
+# what changed on its next use anyway).
+warm-up:
+	$(BIN)/python -m compileall -q src
+	$(BIN)/tablejack warm-up
 
 # The demo floor: an SQLite file, a version A, a version B and a classic table with EZ Bust,
 # a virtual card-reading shoe with an automated dealer, demo players with credit. It prints the

@@ -281,11 +281,13 @@ def rules_command(
 
 
 def _register_optional_commands() -> None:
-    """Mount the commands of the math lab (edge, dealer-odds, strategy, simulate, parsheet), of
-    the certification report (certify) and of the table server (serve, verify-log, recall,
-    verify-install); each imports its heavy modules only when its command runs."""
+    """Mount the commands of the math lab (edge, dealer-odds, strategy, simulate, parsheet,
+    paytable, exposure, warm-up), of the certification report (certify) and of the table server
+    (serve, verify-log, recall, verify-install); each imports its heavy modules only when its
+    command runs."""
     for module_name in (
         "tablejack.lab.commands",
+        "tablejack.lab.warmup",
         "tablejack.certify.commands",
         "tablejack.server.commands",
         "tablejack.server.integrity_commands",

@@ -23,7 +23,8 @@ Each concept is written once:
   worth, in one of three *measures*: :data:`VALUE` (the expected payoff), :data:`BUST_PROB` (the
   probability that the hand busts) and :data:`EZ` (the EZ Bust wager's win, loss and push);
 * :func:`_draw` — one card, then the table (or stand, for a double), in any measure;
-* :func:`_walk` — every hand of a context played by the hit/stand table, in any measure;
+* :func:`_walk` — every hand of a context (or those :func:`_reached` finds) played by the
+  hit/stand table, in any measure;
 * :func:`_first_outcome` — a two-card hand's first decision (double, surrender, the table);
 * :func:`split_value` — a split, with resplits, DAS and the dealer Blackjack readings;
 * :func:`analyse_up` — the strategy of one up card decided class by class, then every two-card
@@ -88,6 +89,7 @@ Context = namedtuple(
         "child", "drawn", "size", "scratch",  # the dealer's drawing states and a work array
         "base", "n0", "finite", "up",  # the base shoe (cards or weights), its size, the up card
         "counts", "hard", "ace", "ncards", "keys", "skeys", "perm",  # the hands (rows)
+        "succ",  # each row's row after one more card of each class (-1: none)
         "done", "dists",  # each row's dealer probabilities, once computed
         "link", "pdone", "pdists",  # the same hand of the parent context and its storage
     ),
@@ -289,6 +291,34 @@ def _find(skeys, perm, key):
 
 
 @njit(cache=True)
+def _shifted_rows(skeys, perm, other_skeys, other_perm, delta, out, column):
+    """For each row of the sorted keys ``skeys`` (rows ``perm``): the row of ``other_skeys``
+    whose key is its key plus ``delta`` (the hand with one more card), or -1, into
+    ``out[row, column]``. Adding ``delta`` keeps the keys' order, so one merge-like pass finds
+    them all (what :func:`_find` finds key by key)."""
+    j = 0
+    m = other_skeys.shape[0]
+    for a in range(skeys.shape[0]):
+        target = skeys[a] + delta
+        while j < m and other_skeys[j] < target:
+            j += 1
+        if j < m and other_skeys[j] == target:
+            out[perm[a], column] = other_perm[j]
+        else:
+            out[perm[a], column] = -1
+
+
+@njit(cache=True)
+def successors(skeys, perm):
+    """``succ[i, r]``: the row of hand ``i`` with one more card of class ``r`` (-1 when the
+    hand is not a row: a bust, or more cards than the shoe holds)."""
+    succ = np.empty((skeys.shape[0], 10), dtype=np.int64)
+    for r in range(10):
+        _shifted_rows(skeys, perm, skeys, perm, 1 << (KEY_BITS * r), succ, r)
+    return succ
+
+
+@njit(cache=True)
 def make_context(child, drawn, size, scratch, base, n0, finite, up, first):
     """The context of a base shoe (every hand holding card ``first``, when not -1)."""
     counts, hard, ace, ncards, keys, skeys, perm = enumerate_hands(base, finite, first)
@@ -297,7 +327,7 @@ def make_context(child, drawn, size, scratch, base, n0, finite, up, first):
     dists = np.zeros((k, 7))
     return Context(
         child, drawn, size, scratch, base, n0, finite, up, counts, hard, ace, ncards, keys,
-        skeys, perm, done, dists, np.arange(k), done, dists,
+        skeys, perm, successors(skeys, perm), done, dists, np.arange(k), done, dists,
     )  # fmt: skip
 
 
@@ -311,16 +341,17 @@ def split_context(ctx, c):
     n0 = ctx.n0 - ctx.finite
     counts, hard, ace, ncards, keys, skeys, perm = enumerate_hands(base, ctx.finite, c)
     k = counts.shape[0]
+    parent = np.empty((k, 1), dtype=np.int64)
+    _shifted_rows(skeys, perm, ctx.skeys, ctx.perm, 1 << (KEY_BITS * c), parent, 0)
     link = np.full(k, -1)
     for i in range(k):
-        if hard[i] + c + 1 <= 21:
-            j = _find(ctx.skeys, ctx.perm, keys[i] + (1 << (KEY_BITS * c)))
-            if j >= 0:
-                link[i] = ctx.link[j]
+        j = parent[i, 0]
+        if j >= 0:
+            link[i] = ctx.link[j]
     return Context(
         ctx.child, ctx.drawn, ctx.size, ctx.scratch, base, n0, ctx.finite, ctx.up, counts, hard,
-        ace, ncards, keys, skeys, perm, np.zeros(k, dtype=np.bool_), np.zeros((k, 7)), link,
-        ctx.pdone, ctx.pdists,
+        ace, ncards, keys, skeys, perm, successors(skeys, perm), np.zeros(k, dtype=np.bool_),
+        np.zeros((k, 7)), link, ctx.pdone, ctx.pdists,
     )  # fmt: skip
 
 
@@ -334,7 +365,7 @@ def _next(ctx, i, r):
     p = cnt / (ctx.n0 - ctx.ncards[i] * ctx.finite)
     if ctx.hard[i] + r + 1 > 21:
         return p, -1
-    return p, _find(ctx.skeys, ctx.perm, ctx.keys[i] + (1 << (KEY_BITS * r)))
+    return p, ctx.succ[i, r]
 
 
 @njit(cache=True)
@@ -478,11 +509,34 @@ def _draw(ctx, measure, i, final, bet, peek, push_all, values, out):
 
 
 @njit(cache=True)
-def _walk(ctx, tab, measure, peek, push_all, values):
-    """``values[i]``: every hand of the context played to its end by the hit/stand table."""
+def _reached(ctx, tab, roots):
+    """The hands played from the hands ``roots`` by the hit/stand table: a root, or a hand one
+    card more than a reached hand the table hits."""
+    reached = np.zeros(ctx.counts.shape[0], dtype=np.bool_)
+    for i in roots:
+        reached[i] = True
+    order = np.argsort(ctx.hard)  # a hand's successors after it
+    for oi in range(order.shape[0]):
+        i = order[oi]
+        if not reached[i]:
+            continue
+        if _hits(tab, ctx.up, _total(ctx.hard[i], ctx.ace[i]), _is_soft(ctx.hard[i], ctx.ace[i])):
+            for r in range(10):
+                p, j = _next(ctx, i, r)
+                if p != 0.0 and j >= 0:
+                    reached[j] = True
+    return reached
+
+
+@njit(cache=True)
+def _walk(ctx, tab, measure, peek, push_all, values, needed):
+    """``values[i]``: every hand of the context that is ``needed`` played to its end by the
+    hit/stand table (the hands it hits to are needed too: see :func:`_reached`)."""
     order = np.argsort(-ctx.hard)
     for oi in range(order.shape[0]):
         i = order[oi]
+        if not needed[i]:
+            continue
         total = _total(ctx.hard[i], ctx.ace[i])
         if _hits(tab, ctx.up, total, _is_soft(ctx.hard[i], ctx.ace[i])):
             _draw(ctx, measure, i, False, 1.0, peek, push_all, values, values[i])
@@ -491,9 +545,9 @@ def _walk(ctx, tab, measure, peek, push_all, values):
 
 
 @njit(cache=True)
-def _walked(ctx, tab, measure, peek, push_all):
+def _walked(ctx, tab, measure, peek, push_all, needed):
     values = np.zeros((ctx.counts.shape[0], WIDTH[measure]))
-    _walk(ctx, tab, measure, peek, push_all, values)
+    _walk(ctx, tab, measure, peek, push_all, values, needed)
     return values
 
 
@@ -575,11 +629,17 @@ def split_value(ctx, tab, c):
     rules = tab.rules
     peek = peek_mode(rules, True)
     sc = split_context(ctx, c)
-    values = _walked(sc, tab, VALUE, peek, False)
+    # the split hands: the pair card and each second card, and the hands played from them
+    roots = np.full(10, -1)
+    for d in range(10):
+        if sc.base[d] - (1 if d == c else 0) * sc.finite > 0.0:
+            roots[d] = _find(sc.skeys, sc.perm, (1 << (KEY_BITS * c)) + (1 << (KEY_BITS * d)))
+    needed = _reached(sc, tab, roots[roots >= 0])
+    values = _walked(sc, tab, VALUE, peek, False, needed)
     aces = c == 0
     one_card = aces and rules[R_HIT_SPLIT_ACES] == 0.0
     das = rules[R_DAS] != 0.0 and not one_card
-    busts = values if one_card else _walked(sc, tab, BUST_PROB, peek, False)
+    busts = values if one_card else _walked(sc, tab, BUST_PROB, peek, False, needed)
     hand_values = np.zeros(10)
     hand_bust = np.zeros(10)
     out = np.empty(1)
@@ -801,7 +861,8 @@ def ez_bust_value(child, drawn, size, scratch, base, n0, finite, up, rules, dbl_
     tab = Tables(rules, dbl_mask, hit_hard, hit_soft, first_hard, first_soft, split_table)
     ctx = make_context(child, drawn, size, scratch, base, n0, finite, up, -1)
     peek = peek_mode(rules, False)
-    ez = _walked(ctx, tab, EZ, peek, push_all)  # win, lose, push under the hit/stand table
+    every = np.ones(ctx.counts.shape[0], dtype=np.bool_)
+    ez = _walked(ctx, tab, EZ, peek, push_all, every)  # win, lose, push under the table
     may_surrender = rules[R_LS] != 0.0
     win = 0.0
     lose = 0.0

@@ -1,5 +1,6 @@
 """The math lab's commands: ``edge``, ``dealer-odds``, ``strategy``, ``simulate``, ``parsheet``,
-``exposure``.
+``paytable``, ``exposure`` (``warm-up``, which compiles their kernels ahead of time, is
+:mod:`tablejack.lab.warmup`).
 
 :func:`register` mounts them on the ``tablejack`` CLI. numpy and numba load inside the command
 bodies, so ``tablejack --help`` stays fast. Every command takes ``--json`` and prints one JSON

@@ -54,46 +54,48 @@ def dealer_dag(up: int, h17: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The dealer's drawing states for up card class ``up``: every multiset of drawn cards
     after which the dealer must still draw, sorted by size, with each state's successor per
     card (a state index, or ``-(outcome + 1)`` for a final outcome)."""
-    states: dict[tuple[int, ...], int] = {}
-    order: list[tuple[int, ...]] = []
+    bust = int(kernels.BUST)
+    blackjack = int(kernels.BJ)
 
-    def classify(drawn: tuple[int, ...]) -> int | None:
-        hard = up + 1 + sum((r + 1) * k for r, k in enumerate(drawn))
-        ace = up == 0 or drawn[0] > 0
-        soft = ace and hard <= 11
+    def classify(hard_drawn: int, ace: bool, cards: int) -> int | None:
+        hard = up + 1 + hard_drawn
+        soft = (up == 0 or ace) and hard <= 11
         total = hard + 10 if soft else hard
         if total > 21:
-            return int(kernels.BUST)
+            return bust
         if total >= 17 and not (h17 and soft and total == 17):
-            return int(kernels.BJ) if total == 21 and sum(drawn) == 1 else total - 17
+            return blackjack if total == 21 and cards == 1 else total - 17
         return None
 
-    frontier = [tuple([0] * 10)]
+    # breadth first, by number of cards drawn; each state with its drawn cards' hard total,
+    # whether they hold an ace and how many they are, and its successor (or outcome) per card
+    states: dict[tuple[int, ...], int] = {}
+    order: list[tuple[int, ...]] = []
+    steps: list[list[tuple[tuple[int, ...], int | None]]] = []
+    frontier: list[tuple[tuple[int, ...], int, bool, int]] = [((0,) * 10, 0, False, 0)]
     while frontier:
         nxt = []
-        for drawn in frontier:
+        for drawn, hard, ace, cards in frontier:
             if drawn in states:
                 continue
             states[drawn] = len(order)
             order.append(drawn)
+            step = []
             for r in range(10):
-                child = list(drawn)
-                child[r] += 1
-                child_t = tuple(child)
-                if classify(child_t) is None and child_t not in states:
-                    nxt.append(child_t)
+                child = (*drawn[:r], drawn[r] + 1, *drawn[r + 1 :])
+                outcome = classify(hard + r + 1, ace or r == 0, cards + 1)
+                step.append((child, outcome))
+                if outcome is None and child not in states:
+                    nxt.append((child, hard + r + 1, ace or r == 0, cards + 1))
+            steps.append(step)
         frontier = nxt
     size = len(order)
     children = np.empty((size, 10), dtype=np.int64)
     drawn_arr = np.array(order, dtype=np.float64).reshape(size, 10)
     sizes = drawn_arr.sum(axis=1)
-    for index, drawn in enumerate(order):
-        for r in range(10):
-            child = list(drawn)
-            child[r] += 1
-            child_t = tuple(child)
-            outcome = classify(child_t)
-            children[index, r] = states[child_t] if outcome is None else -(outcome + 1)
+    for index, step in enumerate(steps):
+        for r, (child, outcome) in enumerate(step):
+            children[index, r] = states[child] if outcome is None else -(outcome + 1)
     return children, drawn_arr, sizes
 
 
