@@ -38,7 +38,6 @@ import multiprocessing
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -50,6 +49,7 @@ from typing import Any
 from tablejack.server.adapters import adapter_for
 from tablejack.server.botclient import Timings, run_bot
 from tablejack.server.table import replay_round
+from tablejack.server.testing import free_port, start_serve, wait_listening
 from tablejack.store import Store
 from tablejack.store import credentials as creds
 from tablejack.store.keys import generate_key_pair, load_public_key
@@ -120,9 +120,8 @@ class Node:
         self.db = db
         self.work = work
         self.lease = lease
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = int(probe.getsockname()[1])
+        self.port = free_port()
+        self.log = work / f"node-{index}.log"
         self.process: subprocess.Popen[bytes] | None = None
         self.starts = 0
 
@@ -132,44 +131,19 @@ class Node:
 
     def start(self, tables: str = "auto") -> None:
         self.starts += 1
-        log = self.work / f"node-{self.index}.log"
-        with log.open("ab") as errors:
-            self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-c",
-                    "from tablejack.cli import main; main()",
-                    "serve",
-                    "--db",
-                    self.db,
-                    "--port",
-                    str(self.port),
-                    "--tables",
-                    tables,
-                    "--lease-seconds",
-                    str(self.lease),
-                    "--member",
-                    f"node-{self.index}",
-                    "--checkpoint-key",
-                    str(self.work / "keys" / "checkpoint.key"),
-                    "--checkpoint-log",
-                    str(self.work / f"node-{self.index}-checkpoints.jsonl"),
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=errors,
-            )
+        self.process = start_serve(
+            [
+                "--db", self.db, "--port", str(self.port), "--tables", tables,
+                "--lease-seconds", str(self.lease), "--member", f"node-{self.index}",
+                "--checkpoint-key", str(self.work / "keys" / "checkpoint.key"),
+                "--checkpoint-log", str(self.work / f"node-{self.index}-checkpoints.jsonl"),
+            ],
+            self.log,
+        )  # fmt: skip
 
     def wait_listening(self, seconds: float = 60) -> None:
-        deadline = time.time() + seconds
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return
-            except OSError:
-                assert self.process is not None
-                if self.process.poll() is not None or time.time() > deadline:
-                    raise SystemExit(f"node {self.index} did not start") from None
-                time.sleep(0.1)
+        assert self.process is not None
+        wait_listening(self.process, self.port, self.log, seconds)
 
     def kill(self) -> None:
         assert self.process is not None

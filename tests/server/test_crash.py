@@ -8,10 +8,7 @@ import asyncio
 import os
 import random
 import signal
-import socket
 import subprocess
-import sys
-import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -19,6 +16,7 @@ from typing import Any
 from tablejack.server.adapters import adapter_for
 from tablejack.server.botclient import run_bot
 from tablejack.server.table import replay_round
+from tablejack.server.testing import free_port, start_serve, wait_listening
 from tablejack.store import Store
 from tablejack.store import credentials as creds
 from tablejack.store.keys import generate_key_pair, load_public_key
@@ -58,47 +56,18 @@ ez_bust = true
 """
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def start_server(db: str, tables: Path, port: int) -> subprocess.Popen[bytes]:
     log = tables.parent / "server.log"
     keys = tables.parent / "keys"
-    with log.open("ab") as errors:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "from tablejack.cli import main; main()",
-                "serve",
-                "--db",
-                db,
-                "--port",
-                str(port),
-                "--tables",
-                str(tables),
-                "--checkpoint-key",
-                str(keys / "checkpoint.key"),
-                "--checkpoint-seconds",
-                "0.2",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=errors,
-        )
-    deadline = time.time() + 30
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return process
-        except OSError:
-            if process.poll() is not None:
-                raise AssertionError(log.read_text()) from None
-            if time.time() > deadline:
-                raise AssertionError("the server did not start") from None
-            time.sleep(0.05)
+    process = start_serve(
+        [
+            "--db", db, "--port", str(port), "--tables", str(tables),
+            "--checkpoint-key", str(keys / "checkpoint.key"), "--checkpoint-seconds", "0.2",
+        ],
+        log,
+    )  # fmt: skip
+    wait_listening(process, port, log)
+    return process
 
 
 async def play(port: int, seconds: float, seed: int) -> None:

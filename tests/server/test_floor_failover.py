@@ -19,9 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -34,6 +32,7 @@ from sqlalchemy import text
 from tablejack.server.adapters import adapter_for
 from tablejack.server.botclient import Timings, run_bot
 from tablejack.server.table import replay_round
+from tablejack.server.testing import free_port, start_serve, wait_listening
 from tablejack.store import Store
 from tablejack.store import credentials as creds
 from tablejack.store.keys import generate_key_pair, load_public_key
@@ -76,12 +75,6 @@ countdown_seconds = 1
 TABLE_IDS = ("A1", "A2")
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 class Server:
     """One ``tablejack serve`` process of the floor, its port and its log."""
 
@@ -91,45 +84,17 @@ class Server:
         self.port = free_port()
         self.log = folder / f"{name}.log"
         keys = folder / "keys"
-        with self.log.open("ab") as errors:
-            self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-c",
-                    "from tablejack.cli import main; main()",
-                    "serve",
-                    "--db",
-                    db,
-                    "--port",
-                    str(self.port),
-                    "--tables",
-                    str(folder / "tables.toml"),
-                    "--lease-seconds",
-                    str(LEASE),
-                    "--checkpoint-key",
-                    str(keys / "checkpoint.key"),
-                    "--checkpoint-log",
-                    str(folder / f"{name}-checkpoints.jsonl"),
-                    "--checkpoint-seconds",
-                    "0.5",
-                    "--member",
-                    f"host-{name}",
-                    *extra,
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=errors,
-            )
-        deadline = time.time() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
-            except OSError:
-                if self.process.poll() is not None:
-                    raise AssertionError(self.log.read_text()) from None
-                if time.time() > deadline:
-                    raise AssertionError("the server did not start") from None
-                time.sleep(0.05)
+        self.process = start_serve(
+            [
+                "--db", db, "--port", str(self.port), "--tables", str(folder / "tables.toml"),
+                "--lease-seconds", str(LEASE),
+                "--checkpoint-key", str(keys / "checkpoint.key"),
+                "--checkpoint-log", str(folder / f"{name}-checkpoints.jsonl"),
+                "--checkpoint-seconds", "0.5", "--member", f"host-{name}", *extra,
+            ],
+            self.log,
+        )  # fmt: skip
+        wait_listening(self.process, self.port, self.log)
 
     @property
     def ws(self) -> str:

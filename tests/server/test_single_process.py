@@ -5,41 +5,20 @@ first process is gone (however it ended) the file can be served again."""
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from tablejack.server.testing import SERVE, free_port, start_serve, wait_listening
+
 pytestmark = pytest.mark.slow
-
-SERVE = [sys.executable, "-c", "from tablejack.cli import main; main()", "serve", "--unsigned"]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def start(db: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
-    with log.open("ab") as errors:
-        process = subprocess.Popen(
-            [*SERVE, "--db", str(db), "--port", str(port)],
-            stdout=subprocess.DEVNULL,
-            stderr=errors,
-        )
-    deadline = time.time() + 30
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return process
-        except OSError:
-            if process.poll() is not None or time.time() > deadline:
-                raise AssertionError(log.read_text()) from None
-            time.sleep(0.05)
+    process = start_serve(["--unsigned", "--db", str(db), "--port", str(port)], log)
+    wait_listening(process, port, log)
+    return process
 
 
 def test_a_second_process_on_one_sqlite_file_is_refused(tmp_path: Path) -> None:
@@ -47,7 +26,7 @@ def test_a_second_process_on_one_sqlite_file_is_refused(tmp_path: Path) -> None:
     first = start(db, free_port(), tmp_path / "first.log")
     try:
         second = subprocess.run(
-            [*SERVE, "--db", str(db), "--port", str(free_port())],
+            [*SERVE, "--unsigned", "--db", str(db), "--port", str(free_port())],
             capture_output=True,
             text=True,
             timeout=60,
@@ -68,7 +47,7 @@ def test_a_second_process_on_one_sqlite_file_is_refused(tmp_path: Path) -> None:
 
 def test_a_list_of_table_ids_is_refused_on_sqlite(tmp_path: Path) -> None:
     done = subprocess.run(
-        [*SERVE, "--db", str(tmp_path / "floor.sqlite"), "--tables", "A1,B1"],
+        [*SERVE, "--unsigned", "--db", str(tmp_path / "floor.sqlite"), "--tables", "A1,B1"],
         capture_output=True,
         text=True,
         timeout=60,

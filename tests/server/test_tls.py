@@ -13,7 +13,6 @@ import socket
 import ssl
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from websockets.sync.client import connect
 
 from tablejack.cli import app
 from tablejack.server import integrity
+from tablejack.server.testing import free_port, wait_listening
 
 runner = CliRunner()
 
@@ -65,12 +65,6 @@ def self_signed(directory: Path, name: str = "floor") -> tuple[Path, Path]:
         )
     )
     return cert_path, key_path
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class Server:
@@ -122,15 +116,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     )
     running = Server(process, port, reader_port, cert)
     try:
-        deadline = time.time() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if time.time() > deadline or process.poll() is not None:
-                    raise RuntimeError("the TLS server did not start") from None
-                time.sleep(0.1)
+        wait_listening(process, port)
         assert process.stdout is not None
         for _ in range(4):
             running.banner.append(process.stdout.readline().rstrip("\n"))
