@@ -163,6 +163,7 @@ def test_605a4d_a_session_ended_in_another_tab_brings_the_form_back(
             # page shows its sign-in form
             other = context.new_page()
             other.goto(f"{server}/static/terminal.html")
+            expect(other.get_by_test_id("balance")).to_have_text("$1,000.00")  # its script runs
             other.get_by_test_id("sign-out").click()
             expect(other.get_by_test_id("signin-form")).to_be_visible()
             page.get_by_test_id("position-1").click()
