@@ -331,6 +331,29 @@ class Table(TableViews):
 
     # -- the step ----------------------------------------------------------------------------
 
+    async def _commit_round(
+        self,
+        events: list[EventIn],
+        transfers: list[Transfer],
+        meters: list[tuple[str, str, int, int]],
+        status: str | None,
+    ) -> list[EventRecord]:
+        """Write events of the open round with the money they move and the meters they raise,
+        as this table, under its lease (the store refuses the step when the lease moved on)."""
+        assert self.round_id is not None
+        return await self.floor.store.commit(
+            Step(
+                self.round_id,
+                events,
+                transfers,
+                meters,
+                status=status,
+                at_us=self.floor.now_us(),
+                actor=self.actor,
+                fence=self.fence,
+            )
+        )
+
     async def _commit_auto(
         self, work: Any, events: list[EventIn], *, resumed: bool = False
     ) -> list[EventRecord]:
@@ -365,19 +388,7 @@ class Table(TableViews):
                 return []
             transfers = bind_postings(moved, 0, len(events) - 1)
             self.floor.check_funds(transfers)
-            assert self.round_id is not None
-            records = await self.floor.store.commit(
-                Step(
-                    self.round_id,
-                    events,
-                    transfers,
-                    meters,
-                    status=status,
-                    at_us=self.floor.now_us(),
-                    actor=self.actor,
-                    fence=self.fence,
-                )
-            )
+            records = await self._commit_round(events, transfers, meters, status)
         except BaseException:
             if self.shoe is not None:
                 self.shoe.reset(mark)
@@ -690,20 +701,8 @@ class Table(TableViews):
             done.append((request, index))
         records: list[EventRecord] = []
         if not alone and events:
-            assert self.round_id is not None
             try:
-                records = await self.floor.store.commit(
-                    Step(
-                        self.round_id,
-                        events,
-                        transfers,
-                        meters,
-                        status=status,
-                        at_us=self.floor.now_us(),
-                        actor=self.actor,
-                        fence=self.fence,
-                    )
-                )
+                records = await self._commit_round(events, transfers, meters, status)
             except Exception:
                 log.exception(
                     "table %s: a batch of %d steps failed; each runs alone", self.id, len(done)
