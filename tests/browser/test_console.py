@@ -244,6 +244,7 @@ def test_the_console_of_a_reader_table_takes_the_cards_the_table_asks_for(
             page.get_by_test_id("read-card").click()
             expect(page.get_by_test_id("card-error")).to_contain_text('"ZZ" is not a card code')
             page.get_by_test_id("open-round").click()
+            expect(page.get_by_test_id("next")).to_contain_text("Wagering is open")
             with player(server, "ann", "C1", 1) as ann, player(server, "bob", "C1", 2) as bob:
                 ann({"type": "position", "position": 1})
                 bob({"type": "position", "position": 2})
@@ -279,6 +280,7 @@ def test_the_console_of_a_multi_action_table_shows_the_spots(server: str, browse
             page, watch = console(browser, browser_kit, server, "M1")
             common_panels(page)
             page.get_by_test_id("open-round").click()
+            expect(page.get_by_test_id("next")).to_contain_text("Wagering is open")
             with player(server, "ann", "M1", 1) as ann:
                 ann({"type": "position", "position": 3})
                 spots = [1000, 0, 2500]
