@@ -404,6 +404,108 @@ class _Shifts:
             yield account, (self._running[account], -self._lowest[account])
 
 
+class _NotCachedError(Exception):
+    """A log's head is not among those this store last wrote (the fast path cannot chain)."""
+
+
+@dataclass
+class _Plan:
+    """The rows a batch of steps writes, computed before any statement: each event chained
+    to its log's head (``head_of`` gives the head of a log the batch does not open), the
+    ledger rows, each account's total change, the meters, and each log's head move."""
+
+    new_rounds: list[tuple[str, str, int, str, str, int]] = field(default_factory=list)
+    """``(round, table, number, kind, game, opened_us)`` of each round the batch opens."""
+    event_rows: list[tuple[Any, ...]] = field(default_factory=list)
+    ledger: list[tuple[Any, ...]] = field(default_factory=list)
+    shifts: _Shifts = field(default_factory=_Shifts)
+    kinds: dict[str, AccountKind] = field(default_factory=dict)
+    meters: list[tuple[str, str, int, int]] = field(default_factory=list)
+    moves: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per log: the head it is expected at (``b_expected``) and the one it moves to."""
+    expected: dict[str, tuple[int, str]] = field(default_factory=dict)
+    """Per log the batch does not open: the head (seq, hash) its first step chains to."""
+    out: list[tuple[list[EventRecord], tuple[int, str]]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, steps: Sequence[Step], head_of: Callable[[str], tuple[int, str]]) -> _Plan:
+        plan = cls()
+        heads: dict[str, tuple[int, str]] = {}
+        """The head of each log as the steps so far left it."""
+        for step in steps:
+            at = step.at_us if step.at_us is not None else now_us()
+            round_id = step.round_id
+            bound = _bind_postings(step, plan.kinds)
+            if step.open_round is not None:
+                table_id, number, game, kind = step.open_round
+                plan.new_rounds.append((round_id, table_id, number, kind, game, at))
+                cached = (0, GENESIS)
+            else:
+                known = heads.get(round_id) or plan.expected.get(round_id)
+                if known is None:
+                    known = plan.expected[round_id] = head_of(round_id)
+                cached = known
+            seq, prev = cached
+            move = plan.moves.get(round_id)
+            if move is None or step.open_round is not None:
+                move = plan.moves[round_id] = {"b_round": round_id, "b_expected": seq}
+            records = []
+            for index, item in enumerate(step.events):
+                seq += 1
+                data = dict(item.payload)
+                postings = bound.get(index)
+                if postings:  # the chain covers the money the event moved
+                    data["postings"] = [t.posting() for t in postings]
+                    plan.ledger.extend(
+                        (
+                            at,
+                            t.from_account,
+                            t.to_account,
+                            t.amount,
+                            t.kind,
+                            round_id,
+                            seq,
+                            t.wager_id,
+                            t.memo[:200],
+                        )
+                        for t in postings
+                    )
+                    plan.shifts.add(_deltas(postings))
+                payload = canonical(data)
+                digest = chain_hash(
+                    prev, round_id, seq, at, item.kind, item.actor, item.terminal, payload
+                )
+                records.append(
+                    EventRecord(
+                        round_id, seq, at, item.kind, item.actor, item.terminal, data, prev, digest
+                    )
+                )
+                plan.event_rows.append(
+                    (round_id, seq, at, item.kind, item.actor, item.terminal, payload, prev, digest)
+                )
+                prev = digest
+            heads[round_id] = (seq, prev)
+            move["b_seq"] = seq
+            move["b_head"] = prev
+            if step.status is not None:
+                move["b_status"] = step.status
+                if step.status != "open":
+                    move["b_closed"] = at
+            plan.meters.extend(step.meters)
+            plan.out.append((records, (seq, prev)))
+        return plan
+
+
+def _columns(rows: Sequence[Sequence[Any]], width: int) -> list[list[Any]]:
+    """Rows as ``width`` column lists (the arrays an ``unnest`` takes)."""
+    if not rows:
+        return [[] for _ in range(width)]
+    return [list(column) for column in zip(*rows, strict=True)]
+
+
+_WRITE_BATCH = "SELECT tablejack_write_batch(" + ", ".join(f"${n}" for n in range(1, 45)) + ")"
+"""The call of migration 0005's function: 44 arguments, the arrays of :meth:`Store._write_batch_at_once`."""
+
 _EVENT_COLUMNS = "round_id, seq, at_us, kind, actor, terminal, payload, prev_hash, hash"
 _LEDGER_COLUMNS = "at_us, from_account, to_account, amount, kind, round_id, seq, wager_id, memo"
 
@@ -546,6 +648,12 @@ class Store:
         the round row's update checks it, so a stale entry is caught)."""
         self.events_written = 0
         """Events this store has committed since it opened (the checkpointer's trigger)."""
+        self.write_at_once = True
+        """PostgreSQL: write a group commit in one statement when it can
+        (:meth:`_write_batch_at_once`); False: always in the statements, one round trip
+        each."""
+        self.batches_at_once = 0
+        """Group commits written in one statement since the store opened."""
         self.after_write: Callable[[int], None] | None = None
         """Called with :attr:`events_written` after every commit (the checkpointer's hook)."""
 
@@ -972,7 +1080,7 @@ class Store:
 
     async def _commit_alone(self, step: Step) -> list[EventRecord]:
         try:
-            [(records, head)] = await self._write_steps([step])
+            [(records, head)] = await self._write_steps([step], at_once=False)
         except BaseException as error:
             self._heads.pop(step.round_id, None)
             if not isinstance(error, IntegrityError):
@@ -999,15 +1107,23 @@ class Store:
             return self._write_batch_sync(connection, steps)
 
     async def _write_steps(
-        self, steps: Sequence[Step]
+        self, steps: Sequence[Step], *, at_once: bool = True
     ) -> list[tuple[list[EventRecord], tuple[int, str]]]:
         """Write steps in ONE transaction. On an SQLite file the transaction runs on a plain
         sqlite3 connection, in one go on the event loop's thread: its statements are short and
         a commit in WAL mode with ``synchronous=NORMAL`` does not wait for the disk, so a
-        hand-off to a worker thread would cost more than it saves."""
+        hand-off to a worker thread would cost more than it saves. On PostgreSQL
+        (``at_once``) the steps go in one statement when this store wrote the heads they chain
+        to (:meth:`_write_batch_at_once`), else in the statements of
+        :meth:`_write_batch_sync`, a round trip each."""
         if self._sync_engine is not None:
             async with self._write_lock:
                 return self._write_steps_sync(steps)
+        if at_once and self.write_at_once and self.dialect == "postgresql":
+            written = await self._write_batch_at_once(steps)
+            if written is not None:
+                self.batches_at_once += 1
+                return written
         async with self.transaction() as connection:
             return await connection.run_sync(self._write_batch_sync, steps)
 
@@ -1020,111 +1136,112 @@ class Store:
         (refusing what any single step would have refused, see :class:`_Shifts`), every
         ledger row in one insert, every meter increment in one upsert."""
         rounds = ROUNDS
-        heads: dict[str, tuple[int, str]] = {}
-        """The head of each round as the steps so far left it."""
-        moves: dict[str, dict[str, Any]] = {}
-        """Per round: the head update (the first step's expected head, the last step's)."""
-        event_rows: list[tuple[Any, ...]] = []
-        ledger: list[tuple[Any, ...]] = []
-        shifts = _Shifts()
-        kinds: dict[str, AccountKind] = {}
-        meters: list[tuple[str, str, int, int]] = []
-        out: list[tuple[list[EventRecord], tuple[int, str]]] = []
         check_fences(connection, [s.fence for s in steps if s.fence is not None])
         locked = self._lock_streams(connection, steps)
-        for step in steps:
-            at = step.at_us if step.at_us is not None else now_us()
-            round_id = step.round_id
-            bound = _bind_postings(step, kinds)
-            if step.open_round is not None:
-                table_id, number, game, kind = step.open_round
+
+        def head_of(round_id: str) -> tuple[int, str]:
+            cached = self._heads.get(round_id) if locked is None else locked.get(round_id)
+            if cached is not None:
+                return cached
+            head = (
                 connection.execute(
-                    rounds.insert().values(
-                        id=round_id,
-                        table_id=table_id,
-                        number=number,
-                        kind=kind,
-                        game=game,
-                        status="open",
-                        opened_us=at,
-                        last_seq=0,
-                        head_hash=GENESIS,
-                    )
+                    select(rounds.c.last_seq, rounds.c.head_hash)
+                    .where(rounds.c.id == round_id)
+                    .with_for_update()
                 )
-                cached: tuple[int, str] | None = (0, GENESIS)
-            else:
-                cached = heads.get(round_id) or (
-                    self._heads.get(round_id) if locked is None else locked.get(round_id)
+            ).first()
+            if head is None:
+                raise StoreError(f"No round {round_id!r}.")
+            return int(head[0]), str(head[1])
+
+        plan = _Plan.of(steps, head_of)
+        for round_id, table_id, number, kind, game, at in plan.new_rounds:
+            connection.execute(
+                rounds.insert().values(
+                    id=round_id,
+                    table_id=table_id,
+                    number=number,
+                    kind=kind,
+                    game=game,
+                    status="open",
+                    opened_us=at,
+                    last_seq=0,
+                    head_hash=GENESIS,
                 )
-            if cached is None:
-                head = (
-                    connection.execute(
-                        select(rounds.c.last_seq, rounds.c.head_hash)
-                        .where(rounds.c.id == round_id)
-                        .with_for_update()
-                    )
-                ).first()
-                if head is None:
-                    raise StoreError(f"No round {round_id!r}.")
-                cached = (int(head[0]), str(head[1]))
-            seq, prev = cached
-            move = moves.get(round_id)
-            if move is None or step.open_round is not None:
-                move = moves[round_id] = {"b_round": round_id, "b_expected": seq}
-            records = []
-            for index, item in enumerate(step.events):
-                seq += 1
-                data = dict(item.payload)
-                postings = bound.get(index)
-                if postings:  # the chain covers the money the event moved
-                    data["postings"] = [t.posting() for t in postings]
-                    ledger.extend(
-                        (
-                            at,
-                            t.from_account,
-                            t.to_account,
-                            t.amount,
-                            t.kind,
-                            round_id,
-                            seq,
-                            t.wager_id,
-                            t.memo[:200],
-                        )
-                        for t in postings
-                    )
-                    shifts.add(_deltas(postings))
-                payload = canonical(data)
-                digest = chain_hash(
-                    prev, round_id, seq, at, item.kind, item.actor, item.terminal, payload
-                )
-                records.append(
-                    EventRecord(
-                        round_id, seq, at, item.kind, item.actor, item.terminal, data, prev, digest
-                    )
-                )
-                event_rows.append(
-                    (round_id, seq, at, item.kind, item.actor, item.terminal, payload, prev, digest)
-                )
-                prev = digest
-            heads[round_id] = (seq, prev)
-            move["b_seq"] = seq
-            move["b_head"] = prev
-            if step.status is not None:
-                move["b_status"] = step.status
-                if step.status != "open":
-                    move["b_closed"] = at
-            meters.extend(step.meters)
-            out.append((records, (seq, prev)))
-        bulk = _Bulk(connection)
-        bulk.insert_events(event_rows)
-        for round_id in bulk.move_heads(moves):
-            raise DuplicateEventError(
-                f"The log of round {round_id!r} moved on past event {moves[round_id]['b_expected']}."
             )
-        self._shift_balances(connection, shifts, kinds, bulk)
-        bulk.insert_ledger(ledger)
-        bulk.bump_meters(_meter_totals(meters))
-        return out
+        bulk = _Bulk(connection)
+        bulk.insert_events(plan.event_rows)
+        for round_id in bulk.move_heads(plan.moves):
+            raise DuplicateEventError(
+                f"The log of round {round_id!r} moved on past event "
+                f"{plan.moves[round_id]['b_expected']}."
+            )
+        self._shift_balances(connection, plan.shifts, plan.kinds, bulk)
+        bulk.insert_ledger(plan.ledger)
+        bulk.bump_meters(_meter_totals(plan.meters))
+        return plan.out
+
+    async def _write_batch_at_once(
+        self, steps: Sequence[Step]
+    ) -> list[tuple[list[EventRecord], tuple[int, str]]] | None:
+        """PostgreSQL: the steps in one statement, one round trip (``tablejack_write_batch``,
+        migration 0005), chained to the heads this store last wrote; None when a log's head is
+        not among them (a table taken over, a floor log another process writes), for the
+        statements of :meth:`_write_batch_sync` to read it under its lock. Raises when the
+        function refuses the steps (a stale fence, a head moved, an account's check): the
+        caller writes them again one by one, in the slow path, which names the reason."""
+
+        def head_of(round_id: str) -> tuple[int, str]:
+            cached = self._heads.get(round_id)
+            if cached is None:
+                raise _NotCachedError(round_id)
+            return cached
+
+        try:
+            plan = _Plan.of(steps, head_of)
+        except _NotCachedError:
+            return None
+        fences = sorted({s.fence for s in steps if s.fence is not None})
+        new = {row[0] for row in plan.new_rounds}
+        expected = sorted(
+            (round_id, *plan.expected[round_id]) for round_id in plan.moves if round_id not in new
+        )
+        changes = list(plan.shifts.per_account())
+        totals = _meter_totals(plan.meters)
+        arguments = (
+            *_columns([(f.table_id, f.token) for f in fences], 2),
+            *_columns(expected, 3),
+            *_columns(plan.new_rounds, 6),
+            GENESIS,
+            *_columns(plan.event_rows, 9),
+            *_columns(
+                [
+                    (
+                        round_id,
+                        move["b_expected"],
+                        move["b_seq"],
+                        move["b_head"],
+                        move.get("b_status"),
+                        move.get("b_closed"),
+                    )
+                    for round_id, move in plan.moves.items()
+                ],
+                6,
+            ),
+            *_columns(
+                [
+                    (account_id, total, plan.kinds[account_id].value, need)
+                    for account_id, (total, need) in changes
+                ],
+                4,
+            ),
+            *_columns(plan.ledger, 9),
+            *_columns(totals, 4),
+        )
+        async with self.engine.connect() as connection:
+            raw = await connection.get_raw_connection()
+            await raw.driver_connection.execute(_WRITE_BATCH, *arguments)  # type: ignore[union-attr]
+        return plan.out
 
     def _lock_streams(
         self, connection: Connection, steps: Sequence[Step]
