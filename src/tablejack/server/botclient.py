@@ -33,6 +33,8 @@ class Timings:
     decisions: int = 0
     wagers: int = 0
     errors: int = 0
+    error_times: list[float] = field(default_factory=list)
+    """When each error frame arrived (``time.perf_counter``)."""
     reconnects: int = 0
 
     def arrived(self, table: str, round_id: str, terminal: str, seq: int, at: float) -> None:
@@ -126,6 +128,7 @@ async def run_bot(
                             sent.pop(message.get("id") or "", None)
                             if timings is not None:
                                 timings.errors += 1
+                                timings.error_times.append(now)
                             acted = None
                         if kind == "seq" and timings is not None and message["round_id"]:
                             timings.arrived(
