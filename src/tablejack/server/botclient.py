@@ -60,6 +60,17 @@ class Timings:
         return out
 
 
+def _clock_ran_out(countdown: dict[str, Any] | None) -> bool:
+    """Whether the wagering clock a state shows has already run out on this host's clock (a
+    player does not wager when the terminal's clock shows no time left; the state may have
+    come late, when the server was busy)."""
+    return (
+        countdown is not None
+        and countdown.get("window") == "wagering"
+        and time.time() * 1000 >= countdown["ends_at_ms"]
+    )
+
+
 async def run_bot(
     url: str | Sequence[str],
     token: str,
@@ -145,7 +156,12 @@ async def run_bot(
                             continue
                         round_id = message.get("round_id")
                         you = view.get("you")
-                        if view["phase"] == "wagering" and you is None and wagered != round_id:
+                        if (
+                            view["phase"] == "wagering"
+                            and you is None
+                            and wagered != round_id
+                            and not _clock_ran_out(message.get("countdown"))
+                        ):
                             wagered = round_id
                             counter += 1
                             await socket.send(
