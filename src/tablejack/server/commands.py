@@ -140,6 +140,7 @@ def register(app: typer.Typer) -> None:
             SingleProcessError,
             hold_single_process,
         )
+        from tablejack.server.socket_protocol import protocol_class
         from tablejack.server.tls import TLSConfigError, tls_context
         from tablejack.store import async_url
 
@@ -261,7 +262,7 @@ def register(app: typer.Typer) -> None:
                 host=host,
                 port=port,
                 log_level="warning",
-                ws="websockets-sansio",
+                ws=protocol_class(),  # uvicorn's sans-I/O protocol, fewer pauses
                 ws_per_message_deflate=False,
                 ws_max_size=FRAME_MAX_BYTES,  # a bigger frame closes with 1009 (server.gate)
                 ssl_certfile=tls_cert if tls is not None else None,
