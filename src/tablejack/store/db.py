@@ -506,6 +506,7 @@ def _columns(rows: Sequence[Sequence[Any]], width: int) -> list[list[Any]]:
 _WRITE_BATCH = "SELECT tablejack_write_batch(" + ", ".join(f"${n}" for n in range(1, 45)) + ")"
 """The call of migration 0005's function: 44 arguments, the arrays of :meth:`Store._write_batch_at_once`."""
 
+_ROUND_COLUMNS = "id, table_id, number, kind, game, opened_us, status, last_seq, head_hash"
 _EVENT_COLUMNS = "round_id, seq, at_us, kind, actor, terminal, payload, prev_hash, hash"
 _LEDGER_COLUMNS = "at_us, from_account, to_account, amount, kind, round_id, seq, wager_id, memo"
 
@@ -531,6 +532,24 @@ class _Bulk:
         except self.dialect.loaded_dbapi.Error as error:
             raise DBAPIError.instance(sql, params, error, self.dialect.loaded_dbapi.Error) from None
         return self.cursor
+
+    def insert_rounds(self, rows: Sequence[tuple[str, str, int, str, str, int]]) -> None:
+        """New rounds, open at the genesis head: ``(id, table, number, kind, game, opened_us)``."""
+        if not rows:
+            return
+        if self.postgresql:
+            self.run(
+                f"INSERT INTO rounds ({_ROUND_COLUMNS}) SELECT r.*, 'open', 0, $7 FROM unnest("
+                "$1::varchar[], $2::varchar[], $3::int[], $4::varchar[], $5::varchar[], "
+                "$6::bigint[]) AS r",
+                [*_columns(rows, 6), GENESIS],
+            )
+        else:
+            self.run(
+                f"INSERT INTO rounds ({_ROUND_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, 'open', 0, ?)",
+                [(*row, GENESIS) for row in rows],
+                many=True,
+            )
 
     def insert_events(self, rows: Sequence[tuple[Any, ...]]) -> None:
         if not rows:
@@ -642,6 +661,7 @@ class Store:
         self._pending: list[tuple[Step, asyncio.Future[list[EventRecord]]]] = []
         self._writer: asyncio.Task[None] | None = None
         self._sync_engine: Engine | None = None
+        self._sync_connection: Connection | None = None
         """SQLite file: the synchronous engine of the play write path (see _write_steps)."""
         self._heads: dict[str, tuple[int, str]] = {}
         """The last (seq, hash) of each open round this store wrote (saves a read per step;
@@ -704,6 +724,9 @@ class Store:
     async def close(self) -> None:
         """Release every connection."""
         await self.engine.dispose()
+        if self._sync_connection is not None:
+            self._sync_connection.close()
+            self._sync_connection = None
         if self._sync_engine is not None:
             self._sync_engine.dispose()
 
@@ -1102,9 +1125,18 @@ class Store:
         self, steps: Sequence[Step]
     ) -> list[tuple[list[EventRecord], tuple[int, str]]]:
         """Write steps in one transaction of the synchronous SQLite writer."""
-        assert self._sync_engine is not None
-        with self._sync_engine.begin() as connection:
+        connection = self._sync_writer()
+        with connection.begin():
             return self._write_batch_sync(connection, steps)
+
+    def _sync_writer(self) -> Connection:
+        """The SQLite file's writer connection, kept open between transactions (no pool
+        check-out and check-in per write)."""
+        assert self._sync_engine is not None
+        connection = self._sync_connection
+        if connection is None or connection.closed or connection.invalidated:
+            connection = self._sync_connection = self._sync_engine.connect()
+        return connection
 
     async def _write_steps(
         self, steps: Sequence[Step], *, at_once: bool = True
@@ -1155,21 +1187,8 @@ class Store:
             return int(head[0]), str(head[1])
 
         plan = _Plan.of(steps, head_of)
-        for round_id, table_id, number, kind, game, at in plan.new_rounds:
-            connection.execute(
-                rounds.insert().values(
-                    id=round_id,
-                    table_id=table_id,
-                    number=number,
-                    kind=kind,
-                    game=game,
-                    status="open",
-                    opened_us=at,
-                    last_seq=0,
-                    head_hash=GENESIS,
-                )
-            )
         bulk = _Bulk(connection)
+        bulk.insert_rounds(plan.new_rounds)
         bulk.insert_events(plan.event_rows)
         for round_id in bulk.move_heads(plan.moves):
             raise DuplicateEventError(
@@ -1367,7 +1386,8 @@ class Store:
         )
         if self._sync_engine is not None:  # one short write, without thread hand-offs
             async with self._write_lock:
-                with self._sync_engine.begin() as sync:
+                sync = self._sync_writer()
+                with sync.begin():
                     sync.execute(statement)
             return
         async with self.transaction() as connection:
