@@ -11,7 +11,8 @@ import contextlib
 import logging
 import time
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,15 +21,18 @@ from tablejack.core.rules import read_toml
 from tablejack.games import GAMES
 from tablejack.server.auth import Auth, Principal, TerminalBinding
 from tablejack.server.table import CardInventory, LockOut, Table, TableConfig
+from tablejack.server.wire import dumps
 from tablejack.store import Fence, InsufficientFundsError, Store, Transfer
 from tablejack.store import credentials as creds
 from tablejack.store.policy import Actor, Role
 
 __all__ = [
     "LEASE_RULE",
+    "OUTBOX_LIMIT",
     "SETUP",
     "Connection",
     "Floor",
+    "Outboxes",
     "TableElsewhereError",
     "load_tables_file",
     "stored_config",
@@ -42,12 +46,48 @@ SETUP = Actor(Role.CASHIER, "floor set-up")
 SETUP_OPERATOR = Actor(Role.OPERATOR, "floor set-up")
 
 
+OUTBOX_LIMIT = 256
+"""Messages a connection may have waiting to be sent; one more disconnects it (too slow)."""
+
+
+class Outboxes:
+    """The sending of every connection of a process: a connection's messages wait in its own
+    outbox, in order; one task per turn of the event loop sends every outbox that has
+    messages, one after the other. uvicorn writes a frame to the socket's transport without
+    waiting (a slow reader's frames wait in the transport's buffer), so one task sends them
+    all, where a writer task per socket cost a task switch and a queue hand-off per frame."""
+
+    def __init__(self) -> None:
+        self._ready: list[Connection] = []
+        self._task: asyncio.Task[None] | None = None
+
+    def wake(self, connection: Connection) -> None:
+        """``connection`` has a message to send: send it at the next turn."""
+        self._ready.append(connection)
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._send())
+
+    async def _send(self) -> None:
+        try:
+            while self._ready:
+                ready, self._ready = self._ready, []
+                for connection in ready:
+                    await connection.send_waiting()
+        finally:
+            self._task = None
+
+
+_NO_OUTBOXES = Outboxes()
+"""The outboxes of connections made outside a floor's sockets (tests)."""
+
+
 @dataclass(eq=False)
 class Connection:
-    """A connected WebSocket: who it is (role, subject, terminal) and its outgoing queue.
+    """A connected WebSocket: who it is (role, subject, terminal) and its outbox.
 
-    Sending never blocks a table: messages go into a bounded queue that the socket's writer
-    drains; a terminal that falls 256 messages behind is disconnected."""
+    Sending never blocks a table: messages wait in the connection's outbox until the process's
+    :class:`Outboxes` sends them; a terminal that falls :data:`OUTBOX_LIMIT` messages behind is
+    disconnected."""
 
     role: str
     subject: str
@@ -60,24 +100,70 @@ class Connection:
     """A player's terminal: the table and position its registration binds it to."""
     device: Principal | None = None
     """The terminal's device credential the hello presented (checked before every message)."""
-    queue: asyncio.Queue[dict[str, Any] | str | None] = field(
-        default_factory=lambda: asyncio.Queue(maxsize=256)
-    )
+    outbox: deque[dict[str, Any] | str | None] = field(default_factory=deque)
+    """Messages waiting to be sent, in order (None: close the socket)."""
     table: str | None = None
     overflowed: bool = False
     last_state: tuple[Any, ...] | None = None
     """What the last broadcast state showed this terminal (an unchanged state is not sent)."""
+    outboxes: Outboxes = field(default=_NO_OUTBOXES, repr=False)
+    send: Callable[[str], Awaitable[None]] | None = field(default=None, repr=False)
+    """Sends a frame's text on the socket (None until the socket is attached, and after it
+    ended)."""
+    close: Callable[[int, str], Awaitable[None]] | None = field(default=None, repr=False)
+    ended: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    """Set when the socket was closed from this side, or ended."""
 
     def push(self, message: dict[str, Any] | str | None) -> None:
         """Queue a message (a dict, or its JSON text already encoded; None: close)."""
-        try:
-            self.queue.put_nowait(message)
-        except asyncio.QueueFull:
+        if self.ended.is_set():
+            return
+        if len(self.outbox) >= OUTBOX_LIMIT:
+            if self.overflowed:
+                return  # the close is already waiting
             self.overflowed = True
-            with contextlib.suppress(asyncio.QueueEmpty):
-                self.queue.get_nowait()
-            with contextlib.suppress(asyncio.QueueFull):
-                self.queue.put_nowait(None)
+            self.outbox.pop()
+            message = None
+        first = not self.outbox
+        self.outbox.append(message)
+        if first and self.send is not None:
+            self.outboxes.wake(self)
+
+    def attach(
+        self,
+        send: Callable[[str], Awaitable[None]],
+        close: Callable[[int, str], Awaitable[None]],
+        outboxes: Outboxes,
+    ) -> None:
+        """Send this connection's messages on a socket (those already waiting first)."""
+        self.send, self.close, self.outboxes = send, close, outboxes
+        if self.outbox:
+            outboxes.wake(self)
+
+    def detach(self) -> None:
+        """The socket ended: nothing more is sent."""
+        self.send = self.close = None
+        self.outbox.clear()
+        self.ended.set()
+
+    async def send_waiting(self) -> None:
+        """Send the waiting messages (the :class:`Outboxes` task): a None closes the socket
+        (1008 ``too slow`` after an overflow); a failed send ends the sending, the reader
+        notices the socket went away."""
+        while self.outbox and self.send is not None:
+            message = self.outbox.popleft()
+            if message is None:
+                close = self.close
+                self.detach()
+                if close is not None:
+                    with contextlib.suppress(Exception):
+                        await close(1008, "too slow" if self.overflowed else "closing")
+                return
+            try:
+                await self.send(message if isinstance(message, str) else dumps(message))
+            except Exception:  # the socket went away: the reader will notice
+                self.detach()
+                return
 
 
 def table_config_from(entry: Mapping[str, Any], base: Path | None = None) -> TableConfig:
@@ -163,6 +249,8 @@ class Floor:
         self.tables: dict[str, Table] = {}
         self.balances: dict[str, int] = {}
         self.connections: set[Connection] = set()
+        self.outboxes = Outboxes()
+        """Sends every connection's waiting messages."""
         self.auth = Auth(store, self.now_us)
         self.sequences: dict[str, tuple[int, str | None]] = {}
         """The last message number (and id) of each session."""

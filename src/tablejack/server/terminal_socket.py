@@ -82,7 +82,6 @@ async def websocket(socket: WebSocket) -> None:
     socket_gate: Gate = socket.app.state.gate  # limits before and after the hello
     connection: Connection | None = None
     session: Session | None = None
-    writer: asyncio.Task[None] | None = None
     limit = RateLimit(*socket.app.state.rate)
     try:
         first = await socket_gate.hello(socket)
@@ -116,7 +115,7 @@ async def websocket(socket: WebSocket) -> None:
             )
             return
         floor.connections.add(connection)
-        writer = asyncio.create_task(_write(socket, connection))
+        connection.attach(socket.send_text, socket.close, floor.outboxes)
         connection.push(
             {
                 "type": "welcome",
@@ -143,9 +142,8 @@ async def websocket(socket: WebSocket) -> None:
                     )
                 )
                 connection.push(None)
-                if writer is not None:
-                    with contextlib.suppress(Exception):
-                        await asyncio.wait_for(asyncio.shield(writer), 2)
+                with contextlib.suppress(Exception):  # sent, and the socket closed
+                    await asyncio.wait_for(connection.ended.wait(), 2)
                 return
             if not limit.allow():
                 if limit.refused == 1:
@@ -185,9 +183,8 @@ async def websocket(socket: WebSocket) -> None:
                     await _handle_here(floor, connection, message)
                     continue
                 connection.push(None)
-                if writer is not None:
-                    with contextlib.suppress(Exception):
-                        await asyncio.wait_for(asyncio.shield(writer), 2)
+                with contextlib.suppress(Exception):  # sent, and the socket closed
+                    await asyncio.wait_for(connection.ended.wait(), 2)
                 return
     except WebSocketDisconnect:
         pass
@@ -202,23 +199,7 @@ async def websocket(socket: WebSocket) -> None:
                 from tablejack.server.tilts import schedule_connection_lost
 
                 schedule_connection_lost(floor, connection)
-        if writer is not None:
-            writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await writer
-
-
-async def _write(socket: WebSocket, connection: Connection) -> None:
-    while True:
-        message = await connection.queue.get()
-        if message is None:
-            with contextlib.suppress(Exception):
-                await socket.close(1008, "too slow" if connection.overflowed else "closing")
-            return
-        try:
-            await socket.send_text(message if isinstance(message, str) else dumps(message))
-        except Exception:  # the socket went away: the reader will notice
-            return
+            connection.detach()
 
 
 def _error(command_id: str | None, code: str, rule: str, message: str) -> dict[str, Any]:

@@ -1,0 +1,106 @@
+"""A connection's outbox and the process's one sending task (:class:`Outboxes`): each socket
+gets its messages in the order they were pushed, a socket that falls behind by
+``OUTBOX_LIMIT`` messages is closed as too slow, and a socket that went away takes nothing
+more."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from tablejack.server.floor import OUTBOX_LIMIT, Connection, Outboxes
+
+
+class FakeSocket:
+    """What the outbox sees of a socket: ``send`` and ``close``."""
+
+    def __init__(self, fail_after: int | None = None) -> None:
+        self.sent: list[str] = []
+        self.closed: tuple[int, str] | None = None
+        self.fail_after = fail_after
+
+    async def send(self, text: str) -> None:
+        if self.fail_after is not None and len(self.sent) >= self.fail_after:
+            raise ConnectionResetError("gone")
+        self.sent.append(text)
+
+    async def close(self, code: int, reason: str) -> None:
+        self.closed = (code, reason)
+
+
+def _connection(name: str) -> Connection:
+    return Connection(role="player", subject=name, terminal=f"EWT-{name}")
+
+
+def test_each_socket_gets_its_messages_in_order() -> None:
+    """Two sockets, messages pushed to both in turn (text and dicts, one before the socket
+    was attached): each gets its own, in order, dicts encoded as JSON."""
+
+    async def main() -> tuple[list[str], list[str]]:
+        outboxes = Outboxes()
+        ann, bob = _connection("ann"), _connection("bob")
+        ann.push("early")
+        sockets = FakeSocket(), FakeSocket()
+        ann.attach(sockets[0].send, sockets[0].close, outboxes)
+        bob.attach(sockets[1].send, sockets[1].close, outboxes)
+        for n in range(5):
+            ann.push(f"a{n}")
+            bob.push({"type": "seq", "seq": n})
+        await asyncio.sleep(0)
+        ann.push("last")
+        await asyncio.sleep(0)
+        return sockets[0].sent, sockets[1].sent
+
+    ann, bob = asyncio.run(main())
+    assert ann == ["early", "a0", "a1", "a2", "a3", "a4", "last"]
+    assert [json.loads(text)["seq"] for text in bob] == [0, 1, 2, 3, 4]
+
+
+def test_a_socket_that_falls_behind_is_closed_as_too_slow() -> None:
+    """``OUTBOX_LIMIT`` + 10 messages pushed before the sending task runs: the first
+    ``OUTBOX_LIMIT`` - 1 are sent, then the socket is closed with 1008 ``too slow``, and what
+    is pushed after goes nowhere."""
+
+    async def main() -> tuple[FakeSocket, Connection]:
+        socket = FakeSocket()
+        connection = _connection("ann")
+        connection.attach(socket.send, socket.close, Outboxes())
+        for n in range(OUTBOX_LIMIT + 10):
+            connection.push(f"m{n}")
+        await asyncio.sleep(0)
+        connection.push("after")
+        await asyncio.sleep(0)
+        return socket, connection
+
+    socket, connection = asyncio.run(main())
+    assert socket.sent == [f"m{n}" for n in range(OUTBOX_LIMIT - 1)]
+    assert socket.closed == (1008, "too slow")
+    assert connection.overflowed and connection.ended.is_set()
+    assert not connection.outbox
+
+
+def test_a_socket_that_went_away_takes_nothing_more() -> None:
+    """A send fails after two messages: the connection ends (its reader notices the socket
+    is gone) and later pushes are dropped; a push of None closes with 1008 ``closing``."""
+
+    async def main() -> tuple[FakeSocket, Connection, FakeSocket]:
+        outboxes = Outboxes()
+        broken = FakeSocket(fail_after=2)
+        gone = _connection("ann")
+        gone.attach(broken.send, broken.close, outboxes)
+        for n in range(4):
+            gone.push(f"m{n}")
+        await asyncio.sleep(0)
+        gone.push("after")
+        closing = FakeSocket()
+        bob = _connection("bob")
+        bob.attach(closing.send, closing.close, outboxes)
+        bob.push("bye")
+        bob.push(None)
+        await asyncio.sleep(0)
+        return broken, gone, closing
+
+    broken, gone, closing = asyncio.run(main())
+    assert broken.sent == ["m0", "m1"] and broken.closed is None
+    assert gone.ended.is_set() and not gone.outbox
+    assert closing.sent == ["bye"] and closing.closed == (1008, "closing")
