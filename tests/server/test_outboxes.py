@@ -104,3 +104,41 @@ def test_a_socket_that_went_away_takes_nothing_more() -> None:
     assert broken.sent == ["m0", "m1"] and broken.closed is None
     assert gone.ended.is_set() and not gone.outbox
     assert closing.sent == ["bye"] and closing.closed == (1008, "closing")
+
+
+def test_a_socket_that_does_not_read_holds_up_no_other() -> None:
+    """Ann's transport is full (its writable event cleared, as uvicorn clears it over the
+    buffer's high-water mark): bob still gets every message at once; ann's wait in her
+    outbox and go out, in order, when her transport drains; had she fallen
+    ``OUTBOX_LIMIT`` behind, she would be closed as too slow."""
+
+    async def main() -> tuple[list[str], list[str], list[str], FakeSocket, Connection]:
+        outboxes = Outboxes()
+        full = asyncio.Event()
+        ann_socket, bob_socket, eve_socket = FakeSocket(), FakeSocket(), FakeSocket()
+        ann, bob, eve = _connection("ann"), _connection("bob"), _connection("eve")
+        ann.attach(ann_socket.send, ann_socket.close, outboxes, full)
+        drained = asyncio.Event()
+        drained.set()
+        bob.attach(bob_socket.send, bob_socket.close, outboxes, drained)
+        eve.attach(eve_socket.send, eve_socket.close, outboxes, full)
+        for n in range(3):
+            ann.push(f"a{n}")
+            bob.push(f"b{n}")
+        await asyncio.sleep(0)
+        ann_before = list(ann_socket.sent)
+        bob_sent = list(bob_socket.sent)
+        full.set()
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        full.clear()
+        for n in range(OUTBOX_LIMIT + 1):
+            eve.push(f"e{n}")
+        await asyncio.sleep(0)
+        return ann_before, bob_sent, list(ann_socket.sent), eve_socket, eve
+
+    ann_before, bob_sent, ann_after, eve_socket, eve = asyncio.run(main())
+    assert ann_before == [] and bob_sent == ["b0", "b1", "b2"]
+    assert ann_after == ["a0", "a1", "a2"]
+    assert eve_socket.sent == [] and eve.overflowed
+    assert list(eve.outbox)[-1] is None and len(eve.outbox) == OUTBOX_LIMIT

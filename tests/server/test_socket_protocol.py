@@ -4,15 +4,17 @@ A burst far past that is still answered whole, in order, on a socket that stays 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
-from tablejack.server.socket_protocol import PAUSE_AT, protocol_class
+from tablejack.server.socket_protocol import PAUSE_AT, WRITABLE, protocol_class
 from tablejack.server.testing import free_port, start_serve, wait_listening
 
 
@@ -64,3 +66,65 @@ def test_a_burst_past_the_pause_is_answered_whole_and_in_order(tmp_path: Path) -
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=20)
+
+
+class _Transport(asyncio.Transport):
+    """A transport that keeps what is written (the protocol's side of a socket)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written: list[bytes] = []
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 5555)}.get(name, default)
+
+    def write(self, data: Any) -> None:
+        self.written.append(bytes(data))
+
+    def is_closing(self) -> bool:
+        return False
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_app_sees_whether_the_socket_takes_frames() -> None:
+    """The protocol puts its ``writable`` event in the scope's extensions (the outboxes skip a
+    socket whose transport is full): set after the handshake, cleared when the transport's
+    buffer passes its high-water mark (``pause_writing``), set again when it drains."""
+    from uvicorn.config import Config
+    from uvicorn.server import ServerState
+
+    async def main() -> list[bool]:
+        chosen = protocol_class()
+        seen: dict[str, Any] = {}
+
+        async def app(scope: Any, receive: Any, send: Any) -> None:
+            seen["writable"] = scope["extensions"].get(WRITABLE)
+            await receive()
+            await send({"type": "websocket.accept"})
+
+        config = Config(app=app, ws=chosen, log_level="warning")
+        config.load()
+        protocol = chosen(config=config, server_state=ServerState(), app_state={})
+        protocol.connection_made(_Transport())
+        protocol.data_received(
+            b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
+        await asyncio.sleep(0.05)
+        writable = seen["writable"]
+        states = [writable is protocol.writable, writable.is_set()]
+        protocol.pause_writing()
+        states.append(writable.is_set())
+        protocol.resume_writing()
+        states.append(writable.is_set())
+        return states
+
+    assert asyncio.run(main()) == [True, True, False, True]

@@ -106,6 +106,10 @@ class Connection:
     overflowed: bool = False
     last_state: tuple[Any, ...] | None = None
     """What the last broadcast state showed this terminal (an unchanged state is not sent)."""
+    writable: asyncio.Event | None = field(default=None, repr=False)
+    """Set while the socket's transport takes frames without waiting (the server's
+    ``tablejack.writable`` scope extension; None: a server that does not tell, whose sends
+    are taken not to wait)."""
     outboxes: Outboxes = field(default=_NO_OUTBOXES, repr=False)
     send: Callable[[str], Awaitable[None]] | None = field(default=None, repr=False)
     """Sends a frame's text on the socket (None until the socket is attached, and after it
@@ -113,6 +117,8 @@ class Connection:
     close: Callable[[int, str], Awaitable[None]] | None = field(default=None, repr=False)
     ended: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     """Set when the socket was closed from this side, or ended."""
+    _waiting: asyncio.Task[None] | None = field(default=None, repr=False)
+    """Waits for the transport to drain (see :meth:`send_waiting`)."""
 
     def push(self, message: dict[str, Any] | str | None) -> None:
         """Queue a message (a dict, or its JSON text already encoded; None: close)."""
@@ -134,11 +140,19 @@ class Connection:
         send: Callable[[str], Awaitable[None]],
         close: Callable[[int, str], Awaitable[None]],
         outboxes: Outboxes,
+        writable: asyncio.Event | None = None,
     ) -> None:
         """Send this connection's messages on a socket (those already waiting first)."""
-        self.send, self.close, self.outboxes = send, close, outboxes
+        self.send, self.close, self.outboxes, self.writable = send, close, outboxes, writable
         if self.outbox:
             outboxes.wake(self)
+
+    async def _when_writable(self) -> None:
+        """Wake the sending again when the transport drained (or the socket ended)."""
+        assert self.writable is not None
+        await self.writable.wait()
+        if self.outbox and self.send is not None:
+            self.outboxes.wake(self)
 
     def detach(self) -> None:
         """The socket ended: nothing more is sent."""
@@ -151,6 +165,11 @@ class Connection:
         (1008 ``too slow`` after an overflow); a failed send ends the sending, the reader
         notices the socket went away."""
         while self.outbox and self.send is not None:
+            writable = self.writable
+            if writable is not None and not writable.is_set():  # a client that does not read
+                if self._waiting is None or self._waiting.done():
+                    self._waiting = asyncio.get_running_loop().create_task(self._when_writable())
+                return  # the others' frames go on; this outbox fills up to too slow
             message = self.outbox.popleft()
             if message is None:
                 close = self.close

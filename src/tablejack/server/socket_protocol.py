@@ -9,9 +9,15 @@ does once :data:`PAUSE_AT` messages wait (a client that floods), and resumes whe
 application has read them all, so a connection still buffers a bounded number of messages.
 The gate (:mod:`tablejack.server.gate`) refuses a flood long before.
 
-The class leans on two names inside uvicorn's protocol, ``read_paused`` and
-``send_receive_event_to_app``; a uvicorn without them gets its own protocol unchanged
-(:func:`protocol_class`), and a test fails on such a uvicorn.
+It also tells the application when a socket's transport is writable: the ASGI scope's
+extension :data:`WRITABLE` is uvicorn's own ``writable`` event, cleared while the transport's
+buffer is over its high-water mark (a client that does not read). The process's one sending
+task (:class:`tablejack.server.floor.Outboxes`) skips such a socket rather than wait in its
+``send``, so one slow client never holds up the others' frames.
+
+The class leans on names inside uvicorn's protocol (``read_paused``, ``writable``,
+``send_receive_event_to_app``, ``handle_connect``); a uvicorn without them gets its own
+protocol unchanged (:func:`protocol_class`), and a test fails on such a uvicorn.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from typing import Any
 
 PAUSE_AT = 16
 """Messages a connection holds unread before its reading pauses."""
+WRITABLE = "tablejack.writable"
+"""The scope extension holding the socket's writable event (an :class:`asyncio.Event`)."""
 
 
 def protocol_class() -> Any:
@@ -27,12 +35,20 @@ def protocol_class() -> Any:
     installed uvicorn has the hooks it uses, else uvicorn's own (by name)."""
     from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
-    if not hasattr(WebSocketsSansIOProtocol, "send_receive_event_to_app"):
+    hooks = ("send_receive_event_to_app", "handle_connect", "send")
+    if not all(hasattr(WebSocketsSansIOProtocol, hook) for hook in hooks):
         return "websockets-sansio"
 
     class BufferedSansIOProtocol(WebSocketsSansIOProtocol):
         """uvicorn's sans-I/O WebSocket protocol; reading pauses at :data:`PAUSE_AT` unread
         messages, not at every message (see the module)."""
+
+        def handle_connect(self, event: Any) -> None:
+            super().handle_connect(event)
+            writable = getattr(self, "writable", None)
+            scope = getattr(self, "scope", None)
+            if writable is not None and scope is not None:  # read when the app accepts
+                scope["extensions"][WRITABLE] = writable
 
         def send_receive_event_to_app(self) -> None:
             if self.read_paused or self.queue.qsize() + 1 >= PAUSE_AT:

@@ -34,6 +34,7 @@ from tablejack.server.protocol import (
 )
 from tablejack.server.proxy import forward_socket
 from tablejack.server.signin import sign_in
+from tablejack.server.socket_protocol import WRITABLE
 from tablejack.server.table import RefusedError
 from tablejack.server.wire import dumps
 
@@ -115,7 +116,12 @@ async def websocket(socket: WebSocket) -> None:
             )
             return
         floor.connections.add(connection)
-        connection.attach(socket.send_text, socket.close, floor.outboxes)
+        connection.attach(
+            socket.send_text,
+            socket.close,
+            floor.outboxes,
+            socket.scope.get("extensions", {}).get(WRITABLE),
+        )
         connection.push(
             {
                 "type": "welcome",
