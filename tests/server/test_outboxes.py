@@ -1,12 +1,15 @@
 """A connection's outbox and the process's one sending task (:class:`Outboxes`): each socket
 gets its messages in the order they were pushed, a socket that falls behind by
-``OUTBOX_LIMIT`` messages is closed as too slow, and a socket that went away takes nothing
-more."""
+``OUTBOX_LIMIT`` messages is closed as too slow (dropped at once when its transport is full),
+and a socket that went away takes nothing more."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import time
+from typing import Any
 
 from tablejack.server.floor import OUTBOX_LIMIT, Connection, Outboxes
 
@@ -142,3 +145,120 @@ def test_a_socket_that_does_not_read_holds_up_no_other() -> None:
     assert ann_after == ["a0", "a1", "a2"]
     assert eve_socket.sent == [] and eve.overflowed
     assert list(eve.outbox)[-1] is None and len(eve.outbox) == OUTBOX_LIMIT
+
+
+def test_a_socket_whose_transport_stays_full_is_dropped_at_once() -> None:
+    """An attacker's terminal that reads nothing: its transport is full (the writable event
+    cleared), so a close frame could never reach it either. The message that overflows its
+    outbox drops the connection at once (``abort``, called once), nothing is kept for it, and
+    a later push is ignored; a socket whose transport still takes frames gets the 1008 close
+    as before."""
+
+    async def main() -> tuple[list[str], Connection, FakeSocket]:
+        outboxes = Outboxes()
+        full = asyncio.Event()
+        aborted: list[str] = []
+        socket = FakeSocket()
+        eve = _connection("eve")
+        eve.attach(socket.send, socket.close, outboxes, full, lambda: aborted.append("eve"))
+        for n in range(OUTBOX_LIMIT + 5):
+            eve.push(f"e{n}")
+        await asyncio.sleep(0)
+        full.set()  # what uvicorn does when the dropped connection is lost
+        await asyncio.sleep(0)
+        eve.push("after")
+        return aborted, eve, socket
+
+    aborted, eve, socket = asyncio.run(main())
+    assert aborted == ["eve"]
+    assert eve.ended.is_set() and eve.overflowed and not eve.outbox
+    assert eve.send is None and eve.abort is None
+    assert socket.sent == [] and socket.closed is None
+
+
+def test_a_client_that_reads_nothing_is_dropped_and_frees_its_socket() -> None:
+    """The same over a real socket: uvicorn serving the server's protocol, and a client with a
+    4 KiB receive buffer that completes the WebSocket handshake and then reads nothing, while
+    the app pushes 1 KiB frames to it through its outbox. Once the transport is full and the
+    outbox overflows, the server drops the connection: the app's connection ends within
+    seconds, the app sees the socket disconnect, and the client, reading at last, gets what
+    the kernel's buffers held and then the end of its connection (a timeout would fail)."""
+    import socket as sockets
+    import threading
+
+    import uvicorn
+
+    from tablejack.server.socket_protocol import ABORT, WRITABLE, protocol_class
+    from tablejack.server.testing import free_port
+
+    port = free_port()
+    outcome: dict[str, Any] = {}
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        await receive()
+        await send({"type": "websocket.accept"})
+
+        async def send_text(text: str) -> None:
+            await send({"type": "websocket.send", "text": text})
+
+        async def close(code: int, reason: str) -> None:
+            await send({"type": "websocket.close", "code": code, "reason": reason})
+
+        extensions = scope["extensions"]
+        connection = _connection("eve")
+        connection.attach(
+            send_text, close, Outboxes(), extensions.get(WRITABLE), extensions.get(ABORT)
+        )
+        frame = "x" * 1024
+        started = time.monotonic()
+        while not connection.ended.is_set() and time.monotonic() - started < 30:
+            for _ in range(64):
+                connection.push(frame)
+            await asyncio.sleep(0.001)
+        outcome["seconds"] = time.monotonic() - started
+        outcome["ended"] = connection.ended.is_set()
+        outcome["overflowed"] = connection.overflowed
+        outcome["after"] = (await asyncio.wait_for(receive(), 10))["type"]
+
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, ws=protocol_class(), log_level="warning"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.02)
+        with sockets.socket(sockets.AF_INET, sockets.SOCK_STREAM) as client:
+            client.setsockopt(sockets.SOL_SOCKET, sockets.SO_RCVBUF, 4096)
+            client.connect(("127.0.0.1", port))
+            client.sendall(
+                b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                b"Sec-WebSocket-Version: 13\r\n\r\n"
+            )
+            answer = b""
+            while b"\r\n\r\n" not in answer:
+                answer += client.recv(1)
+            assert answer.startswith(b"HTTP/1.1 101"), answer
+            deadline = time.monotonic() + 30
+            while "after" not in outcome and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert outcome.get("ended") is True and outcome.get("overflowed") is True, outcome
+            assert outcome["after"] == "websocket.disconnect"
+            assert outcome["seconds"] < 10
+            held = 0
+            client.settimeout(5)
+            with contextlib.suppress(ConnectionResetError):  # or the end of the stream
+                while chunk := client.recv(65536):
+                    held += len(chunk)
+            assert 0 < held < 16 * 1024 * 1024
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

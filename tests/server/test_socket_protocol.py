@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
-from tablejack.server.socket_protocol import PAUSE_AT, WRITABLE, protocol_class
+from tablejack.server.socket_protocol import ABORT, PAUSE_AT, WRITABLE, protocol_class
 from tablejack.server.testing import free_port, start_serve, wait_listening
 
 
@@ -97,7 +97,8 @@ class _Transport(asyncio.Transport):
 def test_the_app_sees_whether_the_socket_takes_frames() -> None:
     """The protocol puts its ``writable`` event in the scope's extensions (the outboxes skip a
     socket whose transport is full): set after the handshake, cleared when the transport's
-    buffer passes its high-water mark (``pause_writing``), set again when it drains."""
+    buffer passes its high-water mark (``pause_writing``), set again when it drains. Beside it
+    is the transport's ``abort`` (a socket too far behind is dropped with it)."""
     from uvicorn.config import Config
     from uvicorn.server import ServerState
 
@@ -107,6 +108,7 @@ def test_the_app_sees_whether_the_socket_takes_frames() -> None:
 
         async def app(scope: Any, receive: Any, send: Any) -> None:
             seen["writable"] = scope["extensions"].get(WRITABLE)
+            seen["abort"] = scope["extensions"].get(ABORT)
             await receive()
             await send({"type": "websocket.accept"})
 
@@ -121,10 +123,11 @@ def test_the_app_sees_whether_the_socket_takes_frames() -> None:
         await asyncio.sleep(0.05)
         writable = seen["writable"]
         states = [writable is protocol.writable, writable.is_set()]
+        states.append(seen["abort"] == protocol.transport.abort)
         protocol.pause_writing()
         states.append(writable.is_set())
         protocol.resume_writing()
         states.append(writable.is_set())
         return states
 
-    assert asyncio.run(main()) == [True, True, False, True]
+    assert asyncio.run(main()) == [True, True, True, False, True]

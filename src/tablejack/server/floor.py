@@ -115,19 +115,33 @@ class Connection:
     """Sends a frame's text on the socket (None until the socket is attached, and after it
     ended)."""
     close: Callable[[int, str], Awaitable[None]] | None = field(default=None, repr=False)
+    abort: Callable[[], None] | None = field(default=None, repr=False)
+    """Drops the connection at once, no close handshake (the server's ``tablejack.abort``
+    scope extension; None: a server that has none)."""
     ended: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     """Set when the socket was closed from this side, or ended."""
     _waiting: asyncio.Task[None] | None = field(default=None, repr=False)
     """Waits for the transport to drain (see :meth:`send_waiting`)."""
 
     def push(self, message: dict[str, Any] | str | None) -> None:
-        """Queue a message (a dict, or its JSON text already encoded; None: close)."""
+        """Queue a message (a dict, or its JSON text already encoded; None: close).
+
+        One message past :data:`OUTBOX_LIMIT` closes the socket as too slow: with a 1008 close
+        frame when its transport still takes frames, or, when its transport is full (a client
+        that reads nothing would never take the close frame either), by dropping the
+        connection at once (:attr:`abort`)."""
         if self.ended.is_set():
             return
         if len(self.outbox) >= OUTBOX_LIMIT:
             if self.overflowed:
                 return  # the close is already waiting
             self.overflowed = True
+            writable, abort = self.writable, self.abort
+            if abort is not None and writable is not None and not writable.is_set():
+                log.warning("dropped %s's socket: too slow, its transport full", self.subject)
+                self.detach()
+                abort()
+                return
             self.outbox.pop()
             message = None
         first = not self.outbox
@@ -141,9 +155,11 @@ class Connection:
         close: Callable[[int, str], Awaitable[None]],
         outboxes: Outboxes,
         writable: asyncio.Event | None = None,
+        abort: Callable[[], None] | None = None,
     ) -> None:
         """Send this connection's messages on a socket (those already waiting first)."""
         self.send, self.close, self.outboxes, self.writable = send, close, outboxes, writable
+        self.abort = abort
         if self.outbox:
             outboxes.wake(self)
 
@@ -156,7 +172,7 @@ class Connection:
 
     def detach(self) -> None:
         """The socket ended: nothing more is sent."""
-        self.send = self.close = None
+        self.send = self.close = self.abort = None
         self.outbox.clear()
         self.ended.set()
 

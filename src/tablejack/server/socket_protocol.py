@@ -13,7 +13,9 @@ It also tells the application when a socket's transport is writable: the ASGI sc
 extension :data:`WRITABLE` is uvicorn's own ``writable`` event, cleared while the transport's
 buffer is over its high-water mark (a client that does not read). The process's one sending
 task (:class:`tablejack.server.floor.Outboxes`) skips such a socket rather than wait in its
-``send``, so one slow client never holds up the others' frames.
+``send``, so one slow client never holds up the others' frames. The extension :data:`ABORT`
+drops the connection outright (the transport's ``abort``): a client that reads nothing would
+never take the close frame, so the outboxes drop it once it falls too far behind.
 
 The class leans on names inside uvicorn's protocol (``read_paused``, ``writable``,
 ``send_receive_event_to_app``, ``handle_connect``); a uvicorn without them gets its own
@@ -28,6 +30,9 @@ PAUSE_AT = 16
 """Messages a connection holds unread before its reading pauses."""
 WRITABLE = "tablejack.writable"
 """The scope extension holding the socket's writable event (an :class:`asyncio.Event`)."""
+ABORT = "tablejack.abort"
+"""The scope extension holding a function that drops the connection at once, without a close
+handshake (the transport's ``abort``)."""
 
 
 def protocol_class() -> Any:
@@ -49,6 +54,7 @@ def protocol_class() -> Any:
             scope = getattr(self, "scope", None)
             if writable is not None and scope is not None:  # read when the app accepts
                 scope["extensions"][WRITABLE] = writable
+                scope["extensions"][ABORT] = self.transport.abort
 
         def send_receive_event_to_app(self) -> None:
             if self.read_paused or self.queue.qsize() + 1 >= PAUSE_AT:

@@ -34,7 +34,7 @@ from tablejack.server.protocol import (
 )
 from tablejack.server.proxy import forward_socket
 from tablejack.server.signin import sign_in
-from tablejack.server.socket_protocol import WRITABLE
+from tablejack.server.socket_protocol import ABORT, WRITABLE
 from tablejack.server.table import RefusedError
 from tablejack.server.wire import dumps
 
@@ -121,6 +121,7 @@ async def websocket(socket: WebSocket) -> None:
             socket.close,
             floor.outboxes,
             socket.scope.get("extensions", {}).get(WRITABLE),
+            socket.scope.get("extensions", {}).get(ABORT),
         )
         connection.push(
             {
