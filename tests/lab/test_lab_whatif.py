@@ -385,3 +385,66 @@ def test_633a10b_the_simulation_refuses_no_peek_with_a_sentence() -> None:
     refused = runner.invoke(app, ["simulate", "--no-peek", "--hands", "1000", "--json"])
     assert refused.exit_code == 2 and "analysed exactly only" in refused.output
     assert _json(["edge", "--no-peek", "--json"])["rules"]["analysis"]["peek"] is False
+
+
+@pytest.mark.parametrize("command", ["edge", "strategy", "simulate", "parsheet"])
+def test_every_analysing_command_takes_every_rule_option(command: str) -> None:
+    """The rule options are declared once (``RULE_FLAGS``) and each analysing command offers
+    every one of them, with its negation where it has one."""
+    from tablejack.lab.commands import RULE_FLAGS
+
+    text = runner.invoke(app, [command, "--help"], env={"COLUMNS": "200"}).stdout
+    spelled = {
+        "decks": ["--decks"],
+        "h17": ["--h17", "--s17"],
+        "das": ["--das", "--no-das"],
+        "split_hands": ["--split-hands"],
+        "rsa": ["--rsa", "--no-rsa"],
+        "surrender": ["--surrender", "--no-surrender"],
+        "blackjack_pays": ["--blackjack-pays"],
+        "peek": ["--peek", "--no-peek"],
+        "double_on": ["--double-on"],
+        "hsa": ["--hsa", "--no-hsa"],
+    }
+    assert set(spelled) == set(RULE_FLAGS)
+    missing = [flag for flags in spelled.values() for flag in flags if flag not in text]
+    assert missing == []
+
+
+def test_each_rule_option_reaches_the_rules_analysed() -> None:
+    """Every option set at once on ``strategy --json``: each shows in the analysed rules."""
+    payload = _json(
+        [
+            "strategy",
+            "--json",
+            "--decks",
+            "2",
+            "--h17",
+            "--no-das",
+            "--split-hands",
+            "3",
+            "--rsa",
+            "--no-surrender",
+            "--blackjack-pays",
+            "6:5",
+            "--double-on",
+            "10-11",
+            "--hsa",
+        ]
+    )
+    rules = payload["rules"]
+    assert rules["abbreviation"] == "2D H17 NDAS D10,11 SP3 RSA HSA NS peek 6:5"
+    assert (rules["decks"], rules["h17"], rules["das"]) == (2, True, False)
+    assert (rules["max_split_hands"], rules["resplit_aces"], rules["hit_split_aces"]) == (
+        3,
+        True,
+        True,
+    )
+    assert (rules["late_surrender"], rules["blackjack_pays"], rules["double_totals"]) == (
+        False,
+        1.2,
+        [10, 11],
+    )
+    assert [entry["field"] for entry in payload["what_if"]] == ["dealer_hits_soft_17"]
+    no_peek = _json(["edge", "--json", "--no-peek"])["rules"]["analysis"]
+    assert no_peek["peek"] is False

@@ -11,8 +11,10 @@ told by :mod:`tablejack.lab.compilation`, when numba is compiling the kernels.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -57,6 +59,48 @@ DoubleOnOption = Annotated[
 ]
 HsaOption = Annotated[bool | None, typer.Option("--hsa/--no-hsa", help="Split aces may hit.")]
 
+RULE_FLAGS: dict[str, Any] = {
+    "decks": DecksOption,
+    "h17": H17Option,
+    "das": DasOption,
+    "split_hands": SplitOption,
+    "rsa": RsaOption,
+    "surrender": SurrenderOption,
+    "blackjack_pays": BlackjackPaysOption,
+    "peek": PeekOption,
+    "double_on": DoubleOnOption,
+    "hsa": HsaOption,
+}
+"""The rule options every analysing command takes (``edge``, ``strategy``, ``simulate``,
+``parsheet``), by parameter name: each unset by default, the rules file's or the game's value
+then holds; a rule the game does not permit is kept as a labelled what-if."""
+
+
+def with_rule_flags(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` with the options of :data:`RULE_FLAGS` added to its signature (as typer
+    reads it) and handed to it as one mapping, its ``flags`` parameter: the options are
+    declared once for every command that takes them."""
+    signature = inspect.signature(command, eval_str=True)
+    own = [p for p in signature.parameters.values() if p.name != "flags"]
+    added = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=kind)
+        for name, kind in RULE_FLAGS.items()
+    ]
+
+    @functools.wraps(command)
+    def with_flags(**options: Any) -> None:
+        flags = {name: options.pop(name, None) for name in RULE_FLAGS}
+        command(**options, flags=flags)
+
+    keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
+    with_flags.__signature__ = signature.replace(parameters=keyword + added)  # type: ignore[attr-defined]
+    with_flags.__annotations__ = {
+        **{p.name: p.annotation for p in own},
+        **RULE_FLAGS,
+        "return": None,
+    }
+    return with_flags
+
 
 class _InputError(Exception):
     """A user error to print and exit 2 on."""
@@ -86,7 +130,7 @@ def _what_if_rules(game: str, rules_file: Path | None, **flags: Any) -> tuple[An
     from tablejack.lab.games import lab_game
     from tablejack.lab.whatif import lab_rules
 
-    return lab_game(game), lab_rules(game, rules_file, **flags)
+    return lab_game(game), lab_rules(game, rules_file, **(flags or {}))
 
 
 def _print_what_if(lab: Any) -> None:
@@ -134,18 +178,9 @@ def _compile_here(
         spec.simulate(analysis, game_rules=game_rules, hands=1, seed=0, workers=1)
 
 
+@with_rule_flags
 def edge(
     game: GameOption = "classic",
-    decks: DecksOption = None,
-    h17: H17Option = None,
-    das: DasOption = None,
-    split_hands: SplitOption = None,
-    rsa: RsaOption = None,
-    surrender: SurrenderOption = None,
-    blackjack_pays: BlackjackPaysOption = None,
-    peek: PeekOption = None,
-    double_on: DoubleOnOption = None,
-    hsa: HsaOption = None,
     rules_file: RulesOption = None,
     wager: Annotated[
         str,
@@ -155,23 +190,11 @@ def edge(
         ),
     ] = "blackjack",
     as_json: JsonOption = False,
+    flags: dict[str, Any] | None = None,
 ) -> None:
     """The exact house edge of a wager under the generated basic strategy (fresh shoe)."""
     with _clean_errors(), _working("exact analysis", as_json=as_json):
-        spec, lab = _what_if_rules(
-            game,
-            rules_file,
-            decks=decks,
-            h17=h17,
-            das=das,
-            split_hands=split_hands,
-            rsa=rsa,
-            surrender=surrender,
-            blackjack_pays=blackjack_pays,
-            peek=peek,
-            double_on=double_on,
-            hsa=hsa,
-        )
+        spec, lab = _what_if_rules(game, rules_file, **(flags or {}))
         rules, analysis = lab.rules, lab.analysis
         name = spec.wager(wager)
         figures = spec.exact(analysis, name, rules)
@@ -249,41 +272,20 @@ def _parse_decks(text: str) -> int | None:
     return value
 
 
+@with_rule_flags
 def strategy(
     game: GameOption = "classic",
-    decks: DecksOption = None,
-    h17: H17Option = None,
-    das: DasOption = None,
-    split_hands: SplitOption = None,
-    rsa: RsaOption = None,
-    surrender: SurrenderOption = None,
-    blackjack_pays: BlackjackPaysOption = None,
-    peek: PeekOption = None,
-    double_on: DoubleOnOption = None,
-    hsa: HsaOption = None,
     rules_file: RulesOption = None,
     output_format: Annotated[str, typer.Option("--format", help="text, csv or json.")] = "text",
     as_json: JsonOption = False,
+    flags: dict[str, Any] | None = None,
 ) -> None:
     """The basic strategy generated from the rules (hard, soft and pair tables)."""
     with _clean_errors():
         if output_format not in ("text", "csv", "json"):
             raise _InputError(f"--format {output_format!r} must be text, csv or json.")
         with _working("strategy", as_json=as_json or output_format == "json"):
-            spec, lab = _what_if_rules(
-                game,
-                rules_file,
-                decks=decks,
-                h17=h17,
-                das=das,
-                split_hands=split_hands,
-                rsa=rsa,
-                surrender=surrender,
-                blackjack_pays=blackjack_pays,
-                peek=peek,
-                double_on=double_on,
-                hsa=hsa,
-            )
+            spec, lab = _what_if_rules(game, rules_file, **(flags or {}))
             from tablejack.lab.exact import analyse
 
             analysis = lab.analysis
@@ -319,18 +321,9 @@ def strategy(
         print(result.strategy.to_text(), end="")
 
 
+@with_rule_flags
 def simulate(
     game: GameOption = "classic",
-    decks: DecksOption = None,
-    h17: H17Option = None,
-    das: DasOption = None,
-    split_hands: SplitOption = None,
-    rsa: RsaOption = None,
-    surrender: SurrenderOption = None,
-    blackjack_pays: BlackjackPaysOption = None,
-    peek: PeekOption = None,
-    double_on: DoubleOnOption = None,
-    hsa: HsaOption = None,
     rules_file: RulesOption = None,
     hands: Annotated[int, typer.Option("--hands", help="Hands (rounds) to simulate.")] = 1_000_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the shoes.")] = 0,
@@ -341,6 +334,7 @@ def simulate(
         str | None, typer.Option("--scheduler", help="Dask scheduler address.")
     ] = None,
     as_json: JsonOption = False,
+    flags: dict[str, Any] | None = None,
 ) -> None:
     """Simulate the game with its numba kernel; house edge per wager with standard errors."""
     with _clean_errors():
@@ -353,20 +347,7 @@ def simulate(
         with _working(
             f"simulating {hands:,} hands", as_json=as_json, unit="blocks", announce=True
         ) as step:
-            spec, lab = _what_if_rules(
-                game,
-                rules_file,
-                decks=decks,
-                h17=h17,
-                das=das,
-                split_hands=split_hands,
-                rsa=rsa,
-                surrender=surrender,
-                blackjack_pays=blackjack_pays,
-                peek=peek,
-                double_on=double_on,
-                hsa=hsa,
-            )
+            spec, lab = _what_if_rules(game, rules_file, **(flags or {}))
             game_rules, analysis = lab.rules, lab.analysis
             _compile_here(spec, analysis, game_rules, workers, scheduler)
             result = spec.simulate(
@@ -395,6 +376,7 @@ def simulate(
         )
 
 
+@with_rule_flags
 def parsheet(
     rules_file: Annotated[Path, typer.Option("--rules", help="Rules file (TOML).")],
     out: Annotated[Path, typer.Option("--out", help="Directory for the report.")],
@@ -408,16 +390,6 @@ def parsheet(
     workers: Annotated[
         int | None, typer.Option("--workers", help="Processes (default: all cores).")
     ] = None,
-    decks: DecksOption = None,
-    h17: H17Option = None,
-    das: DasOption = None,
-    split_hands: SplitOption = None,
-    rsa: RsaOption = None,
-    surrender: SurrenderOption = None,
-    blackjack_pays: BlackjackPaysOption = None,
-    peek: PeekOption = None,
-    double_on: DoubleOnOption = None,
-    hsa: HsaOption = None,
     variations: Annotated[
         bool,
         typer.Option("--variations/--no-variations", help="The rule-variation table (exact)."),
@@ -427,6 +399,7 @@ def parsheet(
         typer.Option("--exposure-shoes", help="Shoes of the advantage-play section (0: none)."),
     ] = 1000,
     as_json: JsonOption = False,
+    flags: dict[str, Any] | None = None,
 ) -> None:
     """Write a par sheet (HTML, JSON and PNG plots) for every wager of a rules file."""
     with _clean_errors():
@@ -441,20 +414,7 @@ def parsheet(
         with _working(
             f"par sheet ({hands:,} hands simulated)", as_json=as_json, unit="blocks", announce=True
         ) as step:
-            spec, lab = _what_if_rules(
-                game_id,
-                rules_file,
-                decks=decks,
-                h17=h17,
-                das=das,
-                split_hands=split_hands,
-                rsa=rsa,
-                surrender=surrender,
-                blackjack_pays=blackjack_pays,
-                peek=peek,
-                double_on=double_on,
-                hsa=hsa,
-            )
+            spec, lab = _what_if_rules(game_id, rules_file, **(flags or {}))
             rules, analysis = lab.rules, lab.analysis
             _compile_here(spec, analysis, rules, workers, None)
 
