@@ -5,6 +5,7 @@ fixed seed passes; a deliberately biased shuffle is caught."""
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from math import comb
 
@@ -92,3 +93,49 @@ def test_merging_small_categories_keeps_every_count() -> None:
     obs, exp = shuffle_stats._merged(observed, expected)
     assert obs.sum() == observed.sum() and exp.sum() == pytest.approx(expected.sum())
     assert exp.min() >= 5 and len(exp) == 2
+
+
+@pytest.mark.parametrize(
+    ("statistic", "df", "p"),
+    [
+        (3.841458820694124, 1, 0.05),
+        (6.634896601021214, 1, 0.01),
+        (18.307038053275146, 10, 0.05),
+        (26.216967305535853, 12, 0.01),
+        (68.66929391228578, 51, 0.05),
+        (2.0, 2, math.exp(-1.0)),
+    ],
+)
+def test_chi_square_p_values_match_the_published_critical_values(
+    statistic: float, df: int, p: float
+) -> None:
+    """The chi-square upper tail at the tables' critical values (NIST/SEMATECH e-Handbook,
+    1.3.6.7.4: 3.841 and 6.635 for 1 df, 18.307 for 10, 26.217 for 12, 68.669 for 51, given
+    here to full precision) and at the closed form of 2 df, P(X >= x) = exp(-x/2)."""
+    assert shuffle_stats.chi_square_p(statistic, df) == pytest.approx(p, rel=1e-12)
+
+
+def test_chi_square_p_of_the_position_test_s_degrees_of_freedom_is_the_normal_limit() -> None:
+    """For the position test's 15,861 degrees of freedom (312 positions × 51) the chi-square
+    is nearly normal: its mean (df) has an upper tail just under one half, and mean + 2 sd
+    about the normal's 2.3% (Wilson-Hilferty: 2.36%)."""
+    df = 311 * 51
+    at_mean = shuffle_stats.chi_square_p(df, df)
+    assert 0.49 < at_mean < 0.5
+    two_sd = shuffle_stats.chi_square_p(df + 2 * math.sqrt(2 * df), df)
+    assert two_sd == pytest.approx(0.0236, abs=0.0005)
+
+
+@pytest.mark.parametrize(
+    ("z", "p"),
+    [
+        (1.959963984540054, 0.05),
+        (-2.5758293035489004, 0.01),
+        (0.0, 1.0),
+        (3.2905267314919255, 0.001),
+    ],
+)
+def test_normal_two_sided_p_values_match_the_published_quantiles(z: float, p: float) -> None:
+    """Two-sided normal tails at the standard quantiles (1.960 for 5%, 2.576 for 1%, 3.291
+    for 0.1%), either sign."""
+    assert shuffle_stats.normal_two_sided_p(z) == pytest.approx(p, rel=1e-12, abs=1e-15)

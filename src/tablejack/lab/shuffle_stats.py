@@ -17,7 +17,8 @@ takes whole bytes per draw: the same distribution, not the same bytes). ``biased
 deliberately wrong shuffle (Sattolo's off-by-one: the swap index is drawn below ``i`` instead of
 up to it, so no card stays where it was) that every test suite run must catch.
 
-The tests, each with a statistic and a p-value (scipy):
+The tests, each with a statistic and a p-value (the normal's from :func:`math.erfc`, the
+chi-square's from mpmath's incomplete gamma function):
 
 * **position**: chi-square of the card (52 identities) found at each of the shoe's positions
   over all shoes; expected N/52 per cell; df = (positions − 1) × 51;
@@ -49,6 +50,7 @@ True
 
 from __future__ import annotations
 
+import math
 import os
 import random
 from collections.abc import Callable
@@ -65,6 +67,8 @@ __all__ = [
     "SOURCES",
     "ShuffleReport",
     "ShuffleTest",
+    "chi_square_p",
+    "normal_two_sided_p",
     "seeded_shoes",
     "shuffle_statistics",
 ]
@@ -280,11 +284,22 @@ def _runs_moments(n1: int, n2: int) -> tuple[float, float]:
     return mean, variance
 
 
-def _chi_square(observed: np.ndarray, expected: np.ndarray, df: int) -> tuple[float, float]:
-    from scipy.stats import chi2  # type: ignore[import-untyped, unused-ignore]
+def chi_square_p(statistic: float, df: int) -> float:
+    """P(X >= statistic) for X chi-square with ``df`` degrees of freedom: the regularized upper
+    incomplete gamma function Q(df/2, statistic/2), computed by mpmath."""
+    import mpmath  # type: ignore[import-untyped, unused-ignore]
 
+    return float(mpmath.gammainc(df / 2, statistic / 2, mpmath.inf, regularized=True))
+
+
+def normal_two_sided_p(z: float) -> float:
+    """P(|Z| >= |z|) for a standard normal Z: erfc(|z| / sqrt 2)."""
+    return math.erfc(abs(z) / math.sqrt(2))
+
+
+def _chi_square(observed: np.ndarray, expected: np.ndarray, df: int) -> tuple[float, float]:
     statistic = float(((observed - expected) ** 2 / expected).sum())
-    return statistic, float(chi2.sf(statistic, df))
+    return statistic, chi_square_p(statistic, df)
 
 
 def _merged(observed: np.ndarray, expected: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -303,9 +318,7 @@ def _merged(observed: np.ndarray, expected: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def _z_test(name: str, z: float, detail: dict[str, Any]) -> ShuffleTest:
-    from scipy.stats import norm  # type: ignore[import-untyped, unused-ignore]
-
-    return ShuffleTest(name, float(z), None, float(2 * norm.sf(abs(z))), detail)
+    return ShuffleTest(name, float(z), None, normal_two_sided_p(float(z)), detail)
 
 
 # -- the report ----------------------------------------------------------------------------------
