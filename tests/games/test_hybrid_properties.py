@@ -162,3 +162,30 @@ def test_633c5_property_bot_sessions_twelve_players_deterministic(seed: int) -> 
         assert len(history.seats) == 12
         assert {seat["position"] for seat in history.seats} == {1, 2, 3}
         replay(history)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 100_000), players=st.integers(1, 21))
+def test_633c5p2_only_a_player_the_window_waits_for_has_legal_actions(
+    seed: int, players: int
+) -> None:
+    """§ 633c.5(p)(2): decisions are made within the open window by the players it waits
+    for. At every step of rounds played with random legal choices (insurance, even money,
+    hits, stands, doubles, splits) and random countdown expiries, a player the window does
+    not wait for has no legal action (a terminal view relies on it to skip his checks), and
+    a player it waits for has at least one."""
+    generator = random.Random(seed)
+    round_ = HybridRound(HybridRules(), Shoe.shuffled(6, seed=seed))
+    for number in range(players):
+        round_.place_wager(f"p{number}", number % 3 + 1, 1000 * generator.randint(1, 5))
+    round_.close_wagering()
+    while not round_.is_complete:
+        awaiting = set(round_.awaiting_players())
+        for player in round_.players:
+            legal = round_.legal_actions(player)
+            assert bool(legal) == (player in awaiting), (player, legal, round_.phase)
+        if round_.can_countdown_expire() and generator.random() < 0.1:
+            round_.countdown_expired()
+            continue
+        player = generator.choice(sorted(awaiting))
+        round_.apply(f"{player} {generator.choice(round_.legal_actions(player))}")

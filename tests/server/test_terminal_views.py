@@ -8,6 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tablejack.core.cards import cards_from_codes
 from tablejack.core.rules import ClassicRules
 from tablejack.games import GAMES
@@ -176,3 +179,33 @@ def test_633c5_z_the_rules_icon_names_the_totals_the_countdown_hits() -> None:
     assert icon["facts"]["countdown_hits"] == ["hard-11", "soft-17"]
     assert "a hard total of 11 or a soft total of 17 is hit automatically" in icon["lines"][3]
     assert rules_icon(HybridRules(), 20, "stand")["facts"]["countdown_hits"] == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), players=st.integers(1, 21))
+def test_633c5_version_a_texts_spliced_from_parts_are_the_views_encoded(
+    seed: int, players: int
+) -> None:
+    """A broadcast encodes the table's part and every player's entry once and splices each
+    player's own part in (``player_texts``): at every step of a dealt round, from the deal
+    to settlement, each player's text is exactly the encoding of his view, and a terminal
+    without a wager this round gets the public view's."""
+    import random
+
+    from tablejack.core.shoe import Shoe
+    from tablejack.games.hybrid import HybridRound, bot_command, bot_seat
+    from tablejack.server.wire import dumps
+
+    adapter = adapter_for("hybrid")
+    round_ = HybridRound(HybridRules(), Shoe.shuffled(6, seed=seed))
+    bot_seat(round_, random.Random(seed), players)
+    everyone = [*round_.players, "watcher-1", "watcher-2"]
+    while True:
+        views = adapter.player_views(round_, everyone)
+        texts = adapter.player_texts(round_, everyone, dumps)
+        assert texts == {player: dumps(view) for player, view in views.items()}
+        if round_.is_complete:
+            break
+        command = bot_command(round_)
+        assert command is not None
+        round_.apply(command)

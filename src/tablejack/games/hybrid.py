@@ -83,6 +83,7 @@ __all__ = [
     "HybridRules",
     "Phase",
     "PlayerState",
+    "TerminalViewParts",
     "bot_command",
     "bot_seat",
     "buzzer_beater_review",
@@ -152,6 +153,17 @@ class HybridHand:
     awaiting_card: bool = False
     by_default: bool = False
     steps: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class TerminalViewParts:
+    """The parts of every terminal view of one moment (:meth:`HybridRound.terminal_view_parts`):
+    the table's part all views share, every player's public entry in the table's order, and
+    each wanted player's own part."""
+
+    table: dict[str, Any]
+    entries: list[tuple[str, dict[str, Any]]]
+    yous: dict[str, dict[str, Any]]
 
 
 @dataclass(slots=True)
@@ -1350,6 +1362,20 @@ class HybridRound(RoundRecords):
         gets it at each change: the table's part, the players' entries, the settlements and
         the nets are built once for all of them, not once per player. The views share those
         parts; treat them as read-only."""
+        parts = self.terminal_view_parts(players)
+        views: dict[str, dict[str, Any]] = {}
+        for player, you in parts.yous.items():
+            view = dict(parts.table)
+            view["you"] = you
+            view["players"] = [entry for name, entry in parts.entries if name != player]
+            views[player] = view
+        return views
+
+    def terminal_view_parts(self, players: Iterable[str]) -> TerminalViewParts:
+        """The parts :meth:`terminal_views` assembles, for a caller that serialises each part
+        once: ``player``'s view is ``table`` with ``"you"`` (``yous[player]``) and
+        ``"players"`` (every entry of ``entries`` but his own, in order) added, in that
+        order."""
         wanted = list(players)
         for player in wanted:
             if player not in self.players:
@@ -1371,11 +1397,10 @@ class HybridRound(RoundRecords):
                     for h in other.hands
                 ]
             entries.append((other.name, entry))
-        views: dict[str, dict[str, Any]] = {}
+        yous: dict[str, dict[str, Any]] = {}
         for player in wanted:
             state = self.players[player]
-            view = dict(table)
-            view["you"] = {
+            yous[player] = {
                 "player": state.name,
                 "position": state.position,
                 "blackjack_wager": state.wager,
@@ -1387,14 +1412,14 @@ class HybridRound(RoundRecords):
                 ),
                 "hands": [hand_view(hand) for hand in state.hands],
                 "community_cards_used": state.cursor,
-                "legal_actions": self.legal_actions(player),
+                # only a player the window waits for has a decision to make (p)(2): the
+                # others' checks would each refuse, at a cost every terminal pays per change
+                "legal_actions": self.legal_actions(player) if player in awaiting else [],
                 "awaiting_decision": player in awaiting,
                 "settlements": settlements.get(player, []),
                 "net": nets[player],
             }
-            view["players"] = [entry for name, entry in entries if name != player]
-            views[player] = view
-        return views
+        return TerminalViewParts(table, entries, yous)
 
     def audit_view(self) -> dict[str, Any]:
         """Everything, for the surveillance and audit audience: the hole card, every player's

@@ -91,6 +91,20 @@ class Adapter:
         """:meth:`player_view` of several players at once (one broadcast)."""
         return {player: self.player_view(round_, player) for player in players}
 
+    def player_texts(
+        self, round_: Any, players: Iterable[str], encode: Callable[[Any], str]
+    ) -> dict[str, str]:
+        """:meth:`player_views` as JSON text (``encode``: compact JSON): a view several
+        players share is encoded once."""
+        encoded: dict[int, str] = {}
+        texts: dict[str, str] = {}
+        for player, view in self.player_views(round_, players).items():
+            text = encoded.get(id(view))
+            if text is None:
+                text = encoded[id(view)] = encode(view)
+            texts[player] = text
+        return texts
+
     def window(self, round_: Any) -> tuple[Any, ...] | None:
         """A key naming the open decision window (the countdown clock runs while it is the
         same), or None when no player decision is awaited."""
@@ -350,22 +364,58 @@ class HybridAdapter(Adapter):
         view: dict[str, Any] = round_.audit_view()
         return view
 
+    def _view_parts(self, round_: Any, playing: list[str]) -> Any:
+        """The engine's view parts of ``playing`` (:meth:`HybridRound.terminal_view_parts`)
+        with what the terminal adds: the dealer's totals, once for every view, and each
+        player's own wagers."""
+        parts = round_.terminal_view_parts(playing)
+        parts.table["dealer"] = parts.table["dealer"] | _dealer_totals(
+            round_.dealer, revealed=round_.hole_card_revealed
+        )
+        wagers = _wagers_of(round_.wagers)
+        for player, you in parts.yous.items():
+            you["wagers"] = wagers.get(player, [])
+        return parts
+
     def player_views(self, round_: Any, players: Iterable[str]) -> dict[str, dict[str, Any]]:
         wanted = list(players)
         playing = [player for player in wanted if player in round_.players]
-        views: dict[str, dict[str, Any]] = round_.terminal_views(playing)
-        if views:  # the dealer's totals once for every view, each player's own wagers
-            dealer = next(iter(views.values()))["dealer"]
-            dealer = dealer | _dealer_totals(round_.dealer, revealed=round_.hole_card_revealed)
-            wagers = _wagers_of(round_.wagers)
-            for player, view in views.items():
-                view["dealer"] = dealer
-                view["you"]["wagers"] = wagers.get(player, [])
+        views: dict[str, dict[str, Any]] = {}
+        if playing:
+            parts = self._view_parts(round_, playing)
+            for player, you in parts.yous.items():
+                views[player] = {
+                    **parts.table,
+                    "you": you,
+                    "players": [entry for name, entry in parts.entries if name != player],
+                }
         watching = [player for player in wanted if player not in round_.players]
         if watching:  # no wager this round: the same public view for all of them
             public = self.player_view(round_, watching[0])
             views.update(dict.fromkeys(watching, public))
         return views
+
+    def player_texts(
+        self, round_: Any, players: Iterable[str], encode: Callable[[Any], str]
+    ) -> dict[str, str]:
+        """The texts of :meth:`player_views`, each part encoded once: the table's part, every
+        player's entry, then per player only his own part, spliced into the same text
+        ``encode(view)`` gives."""
+        wanted = list(players)
+        playing = [player for player in wanted if player in round_.players]
+        texts: dict[str, str] = {}
+        if playing:
+            parts = self._view_parts(round_, playing)
+            head = encode(parts.table)[:-1]  # the object left open for "you" and "players"
+            entries = [(name, encode(entry)) for name, entry in parts.entries]
+            for player, you in parts.yous.items():
+                others = ",".join(text for name, text in entries if name != player)
+                texts[player] = f'{head},"you":{encode(you)},"players":[{others}]}}'
+        watching = [player for player in wanted if player not in round_.players]
+        if watching:  # no wager this round: the same public view for all of them
+            public = encode(self.player_view(round_, watching[0]))
+            texts.update(dict.fromkeys(watching, public))
+        return texts
 
     def window(self, round_: Any) -> tuple[Any, ...] | None:
         if round_.card_request is not None or not round_.window_open:

@@ -265,7 +265,9 @@ class TableViews:
         many terminals, each player's view built once and the views built by the adapter in
         one pass."""
         players = {player for player, _ in terminals}
-        views = {} if self.round is None else self.adapter.player_views(self.round, players)
+        texts = (
+            {} if self.round is None else self.adapter.player_texts(self.round, players, _encode)
+        )
         countdown = self.countdown()
         clock = None if countdown is None else (countdown["ends_at_ms"], countdown["window"])
         head = (
@@ -273,13 +275,9 @@ class TableViews:
             f'"round_id":{_encode(self.round_id)},"seq":{self.last_seq},"countdown":'
             f"{_encode(countdown)},"
         )
-        encoded: dict[int, str] = {}
         out: dict[tuple[str, str], tuple[tuple[Any, ...], str]] = {}
         for player, terminal in terminals:
-            view = views.get(player)
-            text = encoded.get(id(view))
-            if text is None:
-                text = encoded[id(view)] = _encode(view)
+            text = texts.get(player, "null")
             position = self.position_of(player, terminal)
             balance = self.floor.balances.get(player)
             key = (self.id, self.status, self.round_id, text, position, balance, clock)
