@@ -407,9 +407,16 @@ class HybridAdapter(Adapter):
         if playing:
             parts = self._view_parts(round_, playing)
             head = encode(parts.table)[:-1]  # the object left open for "you" and "players"
-            entries = [(name, encode(entry)) for name, entry in parts.entries]
+            encoded = [encode(entry) for _, entry in parts.entries]
+            every = ",".join(encoded)  # every entry; each player's text leaves his own out
+            spans: dict[str, tuple[int, int]] = {}
+            start = 0
+            for (name, _), text in zip(parts.entries, encoded, strict=True):
+                spans[name] = (start, start + len(text))
+                start += len(text) + 1
             for player, you in parts.yous.items():
-                others = ",".join(text for name, text in entries if name != player)
+                start, end = spans[player]  # his entry and the comma before it (or after)
+                others = every[: start - 1] + every[end:] if start else every[end + 1 :]
                 texts[player] = f'{head},"you":{encode(you)},"players":[{others}]}}'
         watching = [player for player in wanted if player not in round_.players]
         if watching:  # no wager this round: the same public view for all of them
