@@ -130,7 +130,7 @@ def _what_if_rules(game: str, rules_file: Path | None, **flags: Any) -> tuple[An
     from tablejack.lab.games import lab_game
     from tablejack.lab.whatif import lab_rules
 
-    return lab_game(game), lab_rules(game, rules_file, **(flags or {}))
+    return lab_game(game), lab_rules(game, rules_file, **flags)
 
 
 def _print_what_if(lab: Any) -> None:
