@@ -14,7 +14,6 @@ The routes live in their routers: :mod:`~tablejack.server.pages`,
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import ssl
 import time
@@ -52,6 +51,10 @@ from tablejack.store.keys import load_private_key
 __all__ = ["Setup", "create_app", "start_checkpoint"]
 
 log = logging.getLogger("tablejack.server")
+
+SIGNING_STOP_SECONDS = 30.0
+"""How long a shutdown waits for the checkpoint signer to finish the checkpoint it is writing
+(a database that does not answer: then it is cancelled)."""
 
 Setup = Callable[[Floor], Awaitable[None]]
 
@@ -127,10 +130,13 @@ def create_app(
 
             listener = await start_reader_listener(floor, reader_host, reader_port, tls=reader_tls)
             app.state.reader_port = listener.sockets[0].getsockname()[1]
+        stop_signing = asyncio.Event()
         signing = (
             None
             if checkpointer is None or checkpoints is None
-            else asyncio.create_task(run_checkpoints(floor, checkpointer, checkpoints))
+            else asyncio.create_task(
+                run_checkpoints(floor, checkpointer, checkpoints, stop_signing)
+            )
         )
         try:
             yield
@@ -145,10 +151,16 @@ def create_app(
                 await leases.stop()
             await floor.stop()
             await floor.auth.stop()
-            if signing is not None:
-                signing.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await signing
+            if signing is not None:  # the checkpoint being written is finished, not cut off
+                stop_signing.set()
+                try:
+                    await asyncio.wait_for(signing, SIGNING_STOP_SECONDS)
+                except TimeoutError:  # wait_for cancelled it
+                    log.warning(
+                        "the checkpoint signer did not stop within %s s", SIGNING_STOP_SECONDS
+                    )
+                except Exception:
+                    log.exception("the checkpoint signer failed")
             if checkpointer is not None:  # everything written is signed before the door shuts
                 await checkpointer.checkpoint("shutdown")
             await app.state.gate.close()  # the audit rows of bad input still open

@@ -58,10 +58,15 @@ class CheckpointSettings:
 
 
 async def run_checkpoints(
-    floor: Floor, checkpointer: Checkpointer, every: CheckpointSettings
+    floor: Floor,
+    checkpointer: Checkpointer,
+    every: CheckpointSettings,
+    stop: asyncio.Event | None = None,
 ) -> None:
     """Take a checkpoint every ``seconds``, after every ``events`` events, and at the close of
-    each gaming day (until cancelled)."""
+    each gaming day, until ``stop`` is set: a checkpoint being written then is finished first.
+    (Cancelled in the middle of a write instead, its transaction could be left holding
+    SQLite's write lock, and the shutdown's own checkpoint would wait on it and fail.)"""
     from tablejack.store.meters_report import gaming_day_of
     from tablejack.store.settings import floor_settings
 
@@ -76,9 +81,14 @@ async def run_checkpoints(
     store.after_write = after
     hour = int((await floor_settings(store))["gaming_day_start_hour"])
     day = gaming_day_of(floor.now_us(), hour)
-    while True:
+    stop = stop or asyncio.Event()
+    stopping = asyncio.ensure_future(stop.wait())
+    stopping.add_done_callback(lambda _: due.set())  # wakes the wait below
+    while not stop.is_set():
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(due.wait(), every.seconds)
+        if stop.is_set():
+            break
         reason = "events" if due.is_set() else "interval"
         due.clear()
         mark = store.events_written
@@ -90,6 +100,7 @@ async def run_checkpoints(
             day = today
         except Exception:  # the database is away: the next turn tries again
             log.exception("a checkpoint failed; the next one covers what it missed")
+    stopping.cancel()
 
 
 class SignIn(Strict):

@@ -1,0 +1,79 @@
+"""The checkpoint signer of a running server (``run_checkpoints``) at shutdown: told to stop,
+it finishes the checkpoint it is writing and ends. (Cancelled in the middle of a write, as it
+once was, its transaction could be left holding SQLite's write lock, and the shutdown's own
+checkpoint then failed with "database is locked", leaving the last events unsigned.)"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from tablejack.server.trust_api import CheckpointSettings, run_checkpoints
+from tablejack.store import Store
+
+
+class SlowCheckpointer:
+    """A checkpointer whose write takes until ``release`` is set; records what it began and
+    what it finished."""
+
+    def __init__(self) -> None:
+        self.began: list[str] = []
+        self.finished: list[str] = []
+        self.writing = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def checkpoint(self, reason: str, *, force: bool = False) -> None:
+        self.began.append(reason)
+        self.writing.set()
+        await self.release.wait()
+        self.finished.append(reason)
+
+
+def test_a_signer_told_to_stop_finishes_the_checkpoint_it_is_writing(tmp_path: Path) -> None:
+    async def main() -> tuple[SlowCheckpointer, bool, bool]:
+        store = await Store.open(f"sqlite:///{tmp_path / 'floor.sqlite'}")
+        try:
+            floor: Any = SimpleNamespace(store=store, now_us=lambda: 1_800_000_000_000_000)
+            signer = SlowCheckpointer()
+            stop = asyncio.Event()
+            every = CheckpointSettings(key=tmp_path / "unused.key", seconds=0.01)
+            task = asyncio.create_task(run_checkpoints(floor, signer, every, stop))  # type: ignore[arg-type]
+            await asyncio.wait_for(signer.writing.wait(), 10)
+            stop.set()
+            await asyncio.sleep(0.05)
+            running_while_writing = not task.done()
+            signer.release.set()
+            await asyncio.wait_for(task, 10)
+            return signer, running_while_writing, task.cancelled()
+        finally:
+            await store.close()
+
+    signer, running_while_writing, cancelled = asyncio.run(main())
+    assert running_while_writing  # it waited for the write under way
+    assert not cancelled
+    assert signer.began == ["interval"] and signer.finished == ["interval"]
+
+
+def test_a_signer_told_to_stop_while_waiting_ends_at_once(tmp_path: Path) -> None:
+    """Between checkpoints (a long interval), the stop wakes it: it ends without writing."""
+
+    async def main() -> tuple[SlowCheckpointer, float]:
+        store = await Store.open(f"sqlite:///{tmp_path / 'floor.sqlite'}")
+        try:
+            floor: Any = SimpleNamespace(store=store, now_us=lambda: 1_800_000_000_000_000)
+            signer = SlowCheckpointer()
+            stop = asyncio.Event()
+            every = CheckpointSettings(key=tmp_path / "unused.key", seconds=3600)
+            task = asyncio.create_task(run_checkpoints(floor, signer, every, stop))  # type: ignore[arg-type]
+            await asyncio.sleep(0.1)
+            started = asyncio.get_running_loop().time()
+            stop.set()
+            await asyncio.wait_for(task, 10)
+            return signer, asyncio.get_running_loop().time() - started
+        finally:
+            await store.close()
+
+    signer, seconds = asyncio.run(main())
+    assert signer.began == [] and seconds < 1
