@@ -262,3 +262,65 @@ def test_a_client_that_reads_nothing_is_dropped_and_frees_its_socket() -> None:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+class BatchSocket(FakeSocket):
+    """A socket whose server sends several frames in one write (``send_texts``)."""
+
+    def __init__(self, gone_after: int | None = None) -> None:
+        super().__init__()
+        self.writes: list[list[str]] = []
+        self.gone_after = gone_after
+
+    def send_texts(self, texts: list[str]) -> bool:
+        if self.gone_after is not None and len(self.writes) >= self.gone_after:
+            return False
+        self.writes.append(list(texts))
+        return True
+
+
+def test_the_messages_waiting_together_leave_in_one_write() -> None:
+    """With the server's ``send_texts``, what waits in an outbox at the sending's turn (an
+    acknowledgement and the state after it) leaves in one write, dicts encoded, in order; a
+    close in the middle ends the write there and closes the socket, and nothing goes through
+    the one-frame ``send``."""
+
+    async def main() -> BatchSocket:
+        socket = BatchSocket()
+        connection = _connection("ann")
+        connection.attach(socket.send, socket.close, Outboxes(), send_texts=socket.send_texts)
+        connection.push({"type": "ack", "id": "c1"})
+        connection.push("state-1")
+        await asyncio.sleep(0)
+        connection.push("state-2")
+        connection.push("state-3")
+        connection.push(None)
+        connection.push("after the close")
+        await asyncio.sleep(0)
+        return socket
+
+    socket = asyncio.run(main())
+    assert socket.writes == [['{"type":"ack","id":"c1"}', "state-1"], ["state-2", "state-3"]]
+    assert socket.sent == []
+    assert socket.closed == (1008, "closing")
+
+
+def test_a_socket_that_takes_no_more_writes_ends_the_sending() -> None:
+    """``send_texts`` answers False (the connection is closing): the connection is detached
+    and what is pushed later goes nowhere."""
+
+    async def main() -> tuple[BatchSocket, Connection]:
+        socket = BatchSocket(gone_after=1)
+        connection = _connection("ann")
+        connection.attach(socket.send, socket.close, Outboxes(), send_texts=socket.send_texts)
+        connection.push("one")
+        await asyncio.sleep(0)
+        connection.push("two")
+        await asyncio.sleep(0)
+        connection.push("three")
+        await asyncio.sleep(0)
+        return socket, connection
+
+    socket, connection = asyncio.run(main())
+    assert socket.writes == [["one"]]
+    assert connection.ended.is_set() and connection.send is None and not connection.outbox

@@ -14,7 +14,13 @@ from typing import Any
 import pytest
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
-from tablejack.server.socket_protocol import ABORT, PAUSE_AT, WRITABLE, protocol_class
+from tablejack.server.socket_protocol import (
+    ABORT,
+    PAUSE_AT,
+    SEND_TEXTS,
+    WRITABLE,
+    protocol_class,
+)
 from tablejack.server.testing import free_port, start_serve, wait_listening
 
 
@@ -131,3 +137,61 @@ def test_the_app_sees_whether_the_socket_takes_frames() -> None:
         return states
 
     assert asyncio.run(main()) == [True, True, True, False, True]
+
+
+def _text_frames(data: bytes) -> list[str]:
+    """The payloads of unmasked text frames a server wrote (RFC 6455 5.2), one after another."""
+    texts = []
+    while data:
+        assert data[0] == 0x81  # FIN, text
+        length, start = data[1], 2
+        if length == 126:
+            length, start = int.from_bytes(data[2:4], "big"), 4
+        texts.append(data[start : start + length].decode())
+        data = data[start + length :]
+    return texts
+
+
+def test_several_frames_leave_in_one_write() -> None:
+    """``send_texts`` in the scope writes every text given as a frame of its own in ONE write
+    to the transport, readable by any client; once the app sent its close it writes nothing
+    and answers False."""
+    from uvicorn.config import Config
+    from uvicorn.server import ServerState
+
+    async def main() -> tuple[list[bytes], list[bool], int]:
+        chosen = protocol_class()
+        seen: dict[str, Any] = {}
+
+        async def app(scope: Any, receive: Any, send: Any) -> None:
+            seen["send_texts"] = scope["extensions"].get(SEND_TEXTS)
+            await receive()
+            await send({"type": "websocket.accept"})
+            seen["accepted"] = True
+            await asyncio.sleep(0.05)
+            await send({"type": "websocket.close", "code": 1000})
+
+        config = Config(app=app, ws=chosen, log_level="warning")
+        config.load()
+        protocol = chosen(config=config, server_state=ServerState(), app_state={})
+        transport = _Transport()
+        protocol.connection_made(transport)
+        protocol.data_received(
+            b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
+        await asyncio.sleep(0.01)
+        assert seen.get("accepted")
+        before = len(transport.written)
+        answers = [seen["send_texts"](["ack", "x" * 200, '{"type":"state"}'])]
+        after_send = len(transport.written)
+        await asyncio.sleep(0.1)  # the app sends its close
+        closed_at = len(transport.written)
+        answers.append(seen["send_texts"](["too late"]))
+        assert len(transport.written) == closed_at
+        return transport.written[before:after_send], answers, after_send - before
+
+    writes, answers, count = asyncio.run(main())
+    assert count == 1
+    assert _text_frames(writes[0]) == ["ack", "x" * 200, '{"type":"state"}']
+    assert answers == [True, False]

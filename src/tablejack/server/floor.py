@@ -114,6 +114,10 @@ class Connection:
     send: Callable[[str], Awaitable[None]] | None = field(default=None, repr=False)
     """Sends a frame's text on the socket (None until the socket is attached, and after it
     ended)."""
+    send_texts: Callable[[list[str]], bool] | None = field(default=None, repr=False)
+    """Sends several frames' texts in one write, False once the socket takes no more (the
+    server's ``tablejack.send_texts`` scope extension; None: a server that has none, whose
+    frames go one by one through :attr:`send`)."""
     close: Callable[[int, str], Awaitable[None]] | None = field(default=None, repr=False)
     abort: Callable[[], None] | None = field(default=None, repr=False)
     """Drops the connection at once, no close handshake (the server's ``tablejack.abort``
@@ -156,10 +160,11 @@ class Connection:
         outboxes: Outboxes,
         writable: asyncio.Event | None = None,
         abort: Callable[[], None] | None = None,
+        send_texts: Callable[[list[str]], bool] | None = None,
     ) -> None:
         """Send this connection's messages on a socket (those already waiting first)."""
         self.send, self.close, self.outboxes, self.writable = send, close, outboxes, writable
-        self.abort = abort
+        self.abort, self.send_texts = abort, send_texts
         if self.outbox:
             outboxes.wake(self)
 
@@ -172,20 +177,30 @@ class Connection:
 
     def detach(self) -> None:
         """The socket ended: nothing more is sent."""
-        self.send = self.close = self.abort = None
+        self.send = self.close = self.abort = self.send_texts = None
         self.outbox.clear()
         self.ended.set()
 
     async def send_waiting(self) -> None:
         """Send the waiting messages (the :class:`Outboxes` task): a None closes the socket
         (1008 ``too slow`` after an overflow); a failed send ends the sending, the reader
-        notices the socket went away."""
+        notices the socket went away. With :attr:`send_texts`, the messages up to the next
+        None leave in one write."""
         while self.outbox and self.send is not None:
             writable = self.writable
             if writable is not None and not writable.is_set():  # a client that does not read
                 if self._waiting is None or self._waiting.done():
                     self._waiting = asyncio.get_running_loop().create_task(self._when_writable())
                 return  # the others' frames go on; this outbox fills up to too slow
+            if self.send_texts is not None and self.outbox[0] is not None:
+                outbox, texts = self.outbox, []
+                while outbox and outbox[0] is not None:
+                    message = outbox.popleft()
+                    texts.append(message if isinstance(message, str) else dumps(message))
+                if not self.send_texts(texts):  # the socket went away: the reader will notice
+                    self.detach()
+                    return
+                continue
             message = self.outbox.popleft()
             if message is None:
                 close = self.close

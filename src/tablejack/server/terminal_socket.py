@@ -34,7 +34,7 @@ from tablejack.server.protocol import (
 )
 from tablejack.server.proxy import forward_socket
 from tablejack.server.signin import sign_in
-from tablejack.server.socket_protocol import ABORT, WRITABLE
+from tablejack.server.socket_protocol import ABORT, SEND_TEXTS, WRITABLE
 from tablejack.server.table import RefusedError
 from tablejack.server.wire import dumps
 
@@ -122,6 +122,7 @@ async def websocket(socket: WebSocket) -> None:
             floor.outboxes,
             socket.scope.get("extensions", {}).get(WRITABLE),
             socket.scope.get("extensions", {}).get(ABORT),
+            socket.scope.get("extensions", {}).get(SEND_TEXTS),
         )
         connection.push(
             {
