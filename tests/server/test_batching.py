@@ -146,3 +146,60 @@ def test_a_decision_batched_with_a_refused_one_is_applied_once(tmp_path: Path, v
     assert first["ok"]
     assert isinstance(second, RefusedError) and second.rule == "PA 633c.5(l)"
     assert texts == ["dealer close-wagering", f"ann {verb}"]
+
+
+class _Watcher:
+    """A supervisor's socket watching a table: when each update arrived (the loop's clock)."""
+
+    role = "supervisor"
+    subject = "sam"
+    terminal = "console"
+
+    def __init__(self) -> None:
+        self.last_state: tuple[Any, ...] | None = None
+        self.updates: list[float] = []
+
+    def push(self, message: dict[str, Any] | str | None) -> None:
+        self.updates.append(asyncio.get_running_loop().time())
+
+
+@pytest.mark.parametrize("interval", [0.0, 0.3])
+def test_updates_are_at_least_the_broadcast_interval_apart(tmp_path: Path, interval: float) -> None:
+    """``--batch-ms``: a change after a quiet spell is sent at once; changes within the
+    interval after an update are gathered into one update at its end. Without an interval
+    every batch is sent at once (three wagers 50 ms apart: three updates)."""
+
+    async def run() -> tuple[list[float], float]:
+        store = await Store.open(str(tmp_path / "interval.db"))
+        floor = make_floor(store, broadcast_interval=interval)
+        for player in ("ann", "bob", "cat"):
+            await floor.add_player(player, 100_000)
+        config = TableConfig("A1", HybridRules(countdown_seconds=30), require_procedures=False)
+        await floor.add_table(config)
+        try:
+            table = floor.tables["A1"]
+            await table.open_round("dana")
+            for player, position in (("ann", 1), ("bob", 2), ("cat", 3)):
+                table.select_position(player, position)
+            await asyncio.sleep(2 * interval + 0.05)  # quiet: the updates of the set-up went
+            watcher = _Watcher()
+            table.subscribers.add(watcher)
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            for n, player in enumerate(("ann", "bob", "cat")):
+                await table.wager(player, f"EWT-{n}", "blackjack", 1000, f"w{n}")
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(interval + 0.1)
+            return [at - started for at in watcher.updates], interval
+        finally:
+            await floor.stop()
+            await store.close()
+
+    updates, interval = asyncio.run(run())
+    if interval == 0:
+        assert len(updates) == 3
+        assert updates[0] < 0.05
+    else:
+        assert len(updates) == 2  # the first wager's at once, the other two together
+        assert updates[0] < 0.05
+        assert updates[1] - updates[0] >= interval - 0.01

@@ -159,6 +159,8 @@ class Table(TableViews):
         self.last_seq = 0
         self.broadcast_pending = False
         self.broadcast_interval = floor.broadcast_interval
+        self.last_broadcast = float("-inf")
+        """When the last update was sent (the event loop's clock; see :meth:`broadcast`)."""
         self._queue: list[_Request] = []
         self._worker: asyncio.Task[None] | None = None
         self.stopped = False

@@ -11,6 +11,7 @@ message encoded once; a terminal whose state did not change gets the short ``seq
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 from collections import OrderedDict
 from typing import Any
@@ -74,6 +75,7 @@ class TableViews:
     last_seq: int
     broadcast_pending: bool
     broadcast_interval: float
+    last_broadcast: float
     seconds: float
     default_action: str
 
@@ -361,20 +363,26 @@ class TableViews:
 
     def broadcast(self) -> None:
         """Send the table's state to everyone watching it, once per burst of changes: the
-        send is scheduled for the next turn of the event loop (or ``broadcast_interval``
-        later), so steps committed back to back produce one update; each state message carries
-        the last committed sequence number."""
+        send is scheduled for the next turn of the event loop, so steps committed back to back
+        produce one update; each state message carries the last committed sequence number.
+
+        With a ``broadcast_interval``, updates are at least that far apart: a change after a
+        quiet spell is sent at the next turn as without one, a change within the interval
+        after the last update waits for its end, gathered with every change meanwhile (a
+        burst of wagers or decisions costs one update per interval, not one per batch)."""
         if self.broadcast_pending:
             return
         self.broadcast_pending = True
         try:
             loop = asyncio.get_running_loop()
-            if self.broadcast_interval > 0:
-                loop.call_later(self.broadcast_interval, self._send_state)
-            else:
-                loop.call_soon(self._send_state)
         except RuntimeError:  # no loop (called from synchronous code): send now
             self._send_state()
+            return
+        wait = self.last_broadcast + self.broadcast_interval - loop.time()
+        if wait > 0:
+            loop.call_later(wait, self._send_state)
+        else:
+            loop.call_soon(self._send_state)
 
     def _send_state(self) -> None:
         """One update of the table: the shared part of the terminal views is built once, each
@@ -382,6 +390,8 @@ class TableViews:
         (view, balance, position, status, clock) is the one it was last sent gets only a short
         ``seq`` message: the state it holds is current at that sequence number."""
         self.broadcast_pending = False
+        with contextlib.suppress(RuntimeError):  # (no loop: sent from synchronous code)
+            self.last_broadcast = asyncio.get_running_loop().time()
         subscribers = list(self.subscribers)
         players = {(c.subject, c.terminal) for c in subscribers if c.role == "player"}
         states = self.player_states(players) if players else {}
