@@ -10,7 +10,8 @@ Starts ``tablejack serve`` as a separate process on a fresh database, connects t
   reported beside),
 * the server's resident memory (start, peak, end; sampled every second),
 * the server's CPU time: percent of one core, and milliseconds per round — a figure that
-  other work on the machine barely changes, unlike the latencies.
+  other work on the machine barely changes, unlike the latencies — over the whole run and
+  over the rounds after the warm-up (the connect storm's sign-ins left out).
 
     .venv/bin/python benchmarks/load.py --tables 50 --terminals 20 --seconds 60
     .venv/bin/python benchmarks/load.py --db postgresql://postgres@127.0.0.1:5432/test ...
@@ -131,14 +132,24 @@ async def prepare(db: str, tables: int, terminals: int) -> list[tuple[str, str]]
     return players
 
 
-async def count_rounds(db: str) -> tuple[dict[str, int], int, list[str]]:
-    """The rounds complete at each table, the sum of every account and the ledger's problems
-    (with the five refusals the audit log holds most)."""
+async def count_complete(db: str) -> dict[str, int]:
+    """The rounds complete at each table so far."""
     store = await Store.open(db, migrate=False)
     try:
         done: dict[str, int] = {}
         for row in await store.rounds(status="complete", limit=10**9):
             done[row["table_id"]] = done.get(row["table_id"], 0) + 1
+        return done
+    finally:
+        await store.close()
+
+
+async def count_rounds(db: str) -> tuple[dict[str, int], int, list[str]]:
+    """The rounds complete at each table, the sum of every account and the ledger's problems
+    (with the five refusals the audit log holds most)."""
+    done = await count_complete(db)
+    store = await Store.open(db, migrate=False)
+    try:
         total = await store.total()
         problems = await store.ledger_check()
         refusals: dict[str, int] = {}
@@ -485,11 +496,17 @@ async def main() -> None:
             await asyncio.sleep(max(0.0, begin - time.time()))
             cpu_before = [cpu_seconds(pid) for pid in pids]
             memory = [[rss_mb(pid)] for pid in pids]
+            warm: tuple[float, int] | None = None  # (server CPU, rounds) once warmed up
             while time.time() < begin + args.seconds:
                 await asyncio.sleep(min(1.0, max(0.0, begin + args.seconds - time.time())))
                 for samples_of, pid in zip(memory, pids, strict=True):
                     samples_of.append(rss_mb(pid))
+                warmed = args.warmup < args.seconds and time.time() >= begin + args.warmup
+                if warm is None and warmed:
+                    warm_cpu = sum(cpu_seconds(pid) for pid in pids)
+                    warm = (warm_cpu, sum((await count_complete(db)).values()))
             server_cpu = [cpu_seconds(pid) - b for pid, b in zip(pids, cpu_before, strict=True)]
+            end_cpu = sum(cpu_seconds(pid) for pid in pids)
             results = pending.get()
         elapsed = args.seconds
         bots_cpu = sum(result["cpu_seconds"] for result in results)
@@ -499,6 +516,10 @@ async def main() -> None:
         samples: list[float] = sorted(s for result in results for s in result["latencies"])
         everything: list[float] = sorted(s for r in results for s in r["latencies_all"])
         cpu_total = sum(server_cpu)
+        steady_cpu_ms = None  # after the connect storm: the CPU a round of play costs
+        if warm is not None and sum(after_rounds.values()) > warm[1]:
+            steady_rounds = sum(after_rounds.values()) - warm[1]
+            steady_cpu_ms = round(1000 * (end_cpu - warm[0]) / steady_rounds, 1)
 
         report: dict[str, Any] = {
             "tables": args.tables,
@@ -527,6 +548,7 @@ async def main() -> None:
             ],
             "server_cpu_percent": round(100 * cpu_total / elapsed, 1),
             "server_cpu_ms_per_round": round(1000 * cpu_total / rounds, 1) if rounds else None,
+            "server_cpu_ms_per_round_after_warmup": steady_cpu_ms,
             "bots_cpu_percent": round(100 * bots_cpu / elapsed, 1),
             "load_average_1min": round(os.getloadavg()[0], 2),
             "server_rss_mb_start": round(max(m[0] for m in memory), 1),
