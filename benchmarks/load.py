@@ -41,6 +41,7 @@ import json
 import multiprocessing
 import os
 import secrets
+import signal
 import socket
 import statistics
 import subprocess
@@ -130,6 +131,29 @@ async def prepare(db: str, tables: int, terminals: int) -> list[tuple[str, str]]
     finally:
         await store.close()
     return players
+
+
+async def count_syscalls(db: str, pid: int, seconds: float) -> dict[str, Any]:
+    """The socket system calls (``sendto``: a write of one or more frames; ``recvfrom``: a
+    read) the server makes in ``seconds``, with the rounds completed meanwhile: ``strace -c``
+    attached to the process (its threads too) and detached again."""
+    before = sum((await count_complete(db)).values())
+    process = await asyncio.create_subprocess_exec(
+        "strace", "-c", "-f", "-e", "trace=sendto,recvfrom", "-p", str(pid),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    await asyncio.sleep(seconds)
+    process.send_signal(signal.SIGINT)
+    _, table = await process.communicate()
+    rounds = sum((await count_complete(db)).values()) - before
+    calls = {
+        fields[-1]: int(fields[3])
+        for fields in (line.split() for line in table.decode().splitlines())
+        if len(fields) >= 5 and fields[-1] in ("sendto", "recvfrom") and fields[3].isdigit()
+    }
+    per_round = {f"{name}_per_round": round(n / rounds, 1) for name, n in calls.items() if rounds}
+    return {"seconds": seconds, "rounds": rounds, **calls, **per_round}
 
 
 async def count_complete(db: str) -> dict[str, int]:
@@ -394,8 +418,17 @@ async def main() -> None:
         help="a floor of several: each bot connects to its table's process (owner, default) or "
         "to the processes in turn, most then forwarded (spread)",
     )
+    parser.add_argument(
+        "--syscalls",
+        type=float,
+        default=0.0,
+        help="after the warm-up, count the server's socket system calls this many seconds "
+        "with strace (one process; strace slows the server: a run for counting, not timing)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.syscalls and args.processes != 1:
+        parser.error("--syscalls counts one serve process")
     if args.soak:
         args.seconds = args.soak
     if args.processes < 1:
@@ -497,6 +530,7 @@ async def main() -> None:
             cpu_before = [cpu_seconds(pid) for pid in pids]
             memory = [[rss_mb(pid)] for pid in pids]
             warm: tuple[float, int] | None = None  # (server CPU, rounds) once warmed up
+            syscalls: dict[str, Any] | None = None
             while time.time() < begin + args.seconds:
                 await asyncio.sleep(min(1.0, max(0.0, begin + args.seconds - time.time())))
                 for samples_of, pid in zip(memory, pids, strict=True):
@@ -505,6 +539,8 @@ async def main() -> None:
                 if warm is None and warmed:
                     warm_cpu = sum(cpu_seconds(pid) for pid in pids)
                     warm = (warm_cpu, sum((await count_complete(db)).values()))
+                    if args.syscalls:
+                        syscalls = await count_syscalls(db, pids[0], args.syscalls)
             server_cpu = [cpu_seconds(pid) - b for pid, b in zip(pids, cpu_before, strict=True)]
             end_cpu = sum(cpu_seconds(pid) for pid in pids)
             results = pending.get()
@@ -549,6 +585,7 @@ async def main() -> None:
             "server_cpu_percent": round(100 * cpu_total / elapsed, 1),
             "server_cpu_ms_per_round": round(1000 * cpu_total / rounds, 1) if rounds else None,
             "server_cpu_ms_per_round_after_warmup": steady_cpu_ms,
+            "socket_syscalls": syscalls,
             "bots_cpu_percent": round(100 * bots_cpu / elapsed, 1),
             "load_average_1min": round(os.getloadavg()[0], 2),
             "server_rss_mb_start": round(max(m[0] for m in memory), 1),

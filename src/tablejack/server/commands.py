@@ -70,7 +70,8 @@ def register(app: typer.Typer) -> None:
         batch_ms: Annotated[
             float,
             typer.Option(
-                help="Gather a table's changes this long before one update (busy floors)."
+                help="A table's updates at least this far apart: a change after a quiet spell "
+                "goes at once, changes within it are gathered (busy floors; 0: every batch)."
             ),
         ] = 0.0,
         reader_port: Annotated[
