@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,19 @@ from tablejack.server.socket_protocol import (
     PAUSE_AT,
     SEND_TEXTS,
     WRITABLE,
+    event_loop,
     protocol_class,
 )
 from tablejack.server.testing import free_port, start_serve, wait_listening
+
+
+def test_serve_runs_on_uvloop_where_it_is_installed() -> None:
+    """The server extra installs uvloop (not on Windows), and serve's event loop is then
+    uvloop's: a fresh install that lacks it fails here rather than quietly running slower."""
+    if sys.platform == "win32":
+        assert event_loop() in ("uvloop", "asyncio")
+        return
+    assert event_loop() == "uvloop"
 
 
 def test_the_installed_uvicorn_gets_the_buffered_protocol() -> None:
@@ -48,6 +59,9 @@ def test_a_burst_past_the_pause_is_answered_whole_and_in_order(tmp_path: Path) -
     )
     try:
         wait_listening(server, port, log)
+        maps = Path(f"/proc/{server.pid}/maps")
+        if maps.exists():  # Linux: serve runs on uvloop (its compiled loop is mapped in)
+            assert "uvloop" in maps.read_text()
         with connect(f"ws://127.0.0.1:{port}/ws") as socket:
             socket.send(json.dumps({"type": "hello", "protocol": 2, "token": "demo-supervisor"}))
             assert json.loads(socket.recv(timeout=10))["type"] == "welcome"

@@ -141,7 +141,7 @@ def register(app: typer.Typer) -> None:
             SingleProcessError,
             hold_single_process,
         )
-        from tablejack.server.socket_protocol import protocol_class
+        from tablejack.server.socket_protocol import event_loop, protocol_class
         from tablejack.server.tls import TLSConfigError, tls_context
         from tablejack.store import async_url
 
@@ -249,6 +249,7 @@ def register(app: typer.Typer) -> None:
             )
         else:
             typer.echo("  WARNING: --unsigned: no signed checkpoints (development only)")
+        typer.echo(f"  event loop: {event_loop()}")
         if demo:
             for line in demo_urls(base, configs):
                 typer.echo("  " + line)
@@ -264,6 +265,7 @@ def register(app: typer.Typer) -> None:
                 port=port,
                 log_level="warning",
                 ws=protocol_class(),  # uvicorn's sans-I/O protocol, fewer pauses
+                loop=event_loop(),  # uvloop where installed
                 ws_per_message_deflate=False,
                 ws_max_size=FRAME_MAX_BYTES,  # a bigger frame closes with 1009 (server.gate)
                 ssl_certfile=tls_cert if tls is not None else None,

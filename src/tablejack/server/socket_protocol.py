@@ -25,6 +25,12 @@ socket writes among the largest costs of a round: a terminal's acknowledgement a
 that follows it, waiting in its outbox together, now leave in one write. It returns False,
 sending nothing, once the connection can take no more frames (closed, or its close sent).
 
+The event loop is uvloop's where it is installed (:func:`event_loop`; the server extra
+installs it except on Windows): the sockets' reads and writes, the selector and the loop's own
+turns then run in compiled code. ``benchmarks/transport_floor.py``, the bare WebSocket traffic
+of a round at 50 × 20 on this protocol, measured 6.9 and 6.7 ms of CPU a round on uvloop
+against 9.3 and 8.8 ms on asyncio's loop in one run.
+
 The class leans on names inside uvicorn's protocol (``read_paused``, ``writable``,
 ``send_receive_event_to_app``, ``handle_connect``); a uvicorn without them gets its own
 protocol unchanged (:func:`protocol_class`), and a test fails on such a uvicorn.
@@ -44,6 +50,16 @@ write (True), or nothing once the connection is closing (False)."""
 ABORT = "tablejack.abort"
 """The scope extension holding a function that drops the connection at once, without a close
 handshake (the transport's ``abort``)."""
+
+
+def event_loop() -> str:
+    """The event loop for ``uvicorn.run(loop=…)``: ``uvloop`` when it can be imported, else
+    ``asyncio``."""
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return "asyncio"
+    return "uvloop"
 
 
 def protocol_class() -> Any:
