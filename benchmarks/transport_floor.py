@@ -23,6 +23,10 @@ What the server does here is a lower bound of what ``tablejack serve`` must do f
 traffic on this stack: read each message off its socket through uvicorn's protocol and
 answer it, and write each update to each socket. The difference to the load benchmark's CPU
 per round is what the game, the store, the views, the gate and the FastAPI routing cost.
+
+``--server picows`` runs the same floor on picows, a WebSocket server whose framing and parsing
+are compiled, on the same event loop: a peer to measure the stack against (``pip install
+picows`` into the environment first; it is not a tablejack dependency).
 """
 
 from __future__ import annotations
@@ -32,11 +36,12 @@ import asyncio
 import json
 import multiprocessing
 import os
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -111,51 +116,76 @@ class Floor:
         self.tables: dict[str, Table] = {}
         self.rounds = 0
         self.frames = 0
+        self.counts = args.counts
+
+    def report_on_signal(self, path: str) -> None:
+        """On SIGUSR1, write the rounds and frames so far to ``path`` (the benchmark's
+        reading, exact at the moment it asks)."""
+
+        def write() -> None:
+            Path(path + ".part").write_text(
+                json.dumps({"rounds": self.rounds, "frames": self.frames})
+            )
+            os.replace(path + ".part", path)
+
+        asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, write)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
             while (await receive())["type"] != "lifespan.shutdown":
+                self.report_on_signal(self.counts)
                 await send({"type": "lifespan.startup.complete"})
             await send({"type": "lifespan.shutdown.complete"})
-        elif scope["type"] == "http":
-            body = json.dumps({"rounds": self.rounds, "frames": self.frames}).encode()
-            await send({"type": "http.response.start", "status": 200, "headers": []})
-            await send({"type": "http.response.body", "body": body})
         elif scope["type"] == "websocket":
             await self.socket(scope, receive, send)
 
     async def socket(self, scope: Any, receive: Any, send: Any) -> None:
         from tablejack.server.socket_protocol import SEND_TEXTS
 
-        query = parse_qs(scope["query_string"].decode())
-        name, seat = query["table"][0], int(query["seat"][0])
         await receive()  # websocket.connect
         await send({"type": "websocket.accept"})
         send_texts = scope["extensions"][SEND_TEXTS]
-        table = self.tables.setdefault(name, Table(name, self))
-        table.sockets[seat] = send_texts
-        if len(table.sockets) == self.terminals:
-            table.send_update()
+        table, seat = self.join(scope["query_string"].decode(), send_texts)
         while True:
             message = await receive()
             if message["type"] != "websocket.receive":
                 table.sockets.pop(seat, None)
                 return
-            command = json.loads(message["text"])
-            if seat in table.asked:
-                table.answered(seat, send_texts, command)
+            self.received(table, seat, send_texts, message["text"])
+
+    def join(self, query: str, send_texts: Any) -> tuple[Table, int]:
+        """A terminal's socket at its table (``table=T&seat=S``); the table's first update
+        goes once all its terminals are there."""
+        asked = parse_qs(query)
+        name, seat = asked["table"][0], int(asked["seat"][0])
+        table = self.tables.setdefault(name, Table(name, self))
+        table.sockets[seat] = send_texts
+        if len(table.sockets) == self.terminals:
+            table.send_update()
+        return table, seat
+
+    def received(self, table: Table, seat: int, send_texts: Any, text: str) -> None:
+        """A terminal's message: parsed, and answered when its table asked for it."""
+        command = json.loads(text)
+        if seat in table.asked:
+            table.answered(seat, send_texts, command)
 
 
 def serve(args: argparse.Namespace) -> None:
-    """The server process (``--serve PORT``), on the same protocol as ``tablejack serve``."""
+    """The server process (``--serve PORT``): uvicorn on the same protocol and event loop as
+    ``tablejack serve``, or (``--server picows``) picows, a WebSocket server whose framing and
+    parsing are compiled (Cython), on the same event loop, as a peer to measure against."""
     import gc
-
-    import uvicorn
-
-    from tablejack.server.socket_protocol import protocol_class
 
     gc.freeze()  # as tablejack serve does
     gc.set_threshold(20_000, 20, 100)
+    from tablejack.server.socket_protocol import event_loop, protocol_class
+
+    if args.server == "picows":
+        serve_picows(args, event_loop())
+        return
+    import uvicorn
+
     uvicorn.run(
         Floor(args),
         host="127.0.0.1",
@@ -163,7 +193,54 @@ def serve(args: argparse.Namespace) -> None:
         log_level="warning",
         ws=protocol_class(),
         ws_per_message_deflate=False,
+        loop=event_loop(),
     )
+
+
+def serve_picows(args: argparse.Namespace, loop: str) -> None:
+    """The same floor on picows (``pip install picows`` first: not a tablejack dependency)."""
+    from picows import WSListener, WSMsgType, ws_create_server  # type: ignore[import-not-found]
+
+    floor = Floor(args)
+
+    class Terminal(WSListener):  # type: ignore[misc]
+        def __init__(self, query: str) -> None:
+            self.query = query
+
+        def on_ws_connected(self, transport: Any) -> None:
+            def send_texts(texts: list[str]) -> bool:
+                for text in texts:
+                    transport.send(WSMsgType.TEXT, text.encode())
+                return True
+
+            self.send_texts = send_texts
+            self.table, self.seat = floor.join(self.query, send_texts)
+
+        def on_ws_frame(self, transport: Any, frame: Any) -> None:
+            if frame.msg_type == WSMsgType.TEXT:
+                floor.received(
+                    self.table, self.seat, self.send_texts, frame.get_payload_as_utf8_text()
+                )
+
+        def on_ws_disconnected(self, transport: Any) -> None:
+            self.table.sockets.pop(self.seat, None)
+
+    async def main() -> None:
+        floor.report_on_signal(floor.counts)
+        server = await ws_create_server(
+            lambda request: Terminal(request.path.decode().partition("?")[2]),
+            "127.0.0.1",
+            args.serve,
+        )
+        async with server:
+            await server.serve_forever()
+
+    if loop == "uvloop":
+        import uvloop
+
+        uvloop.run(main())
+    else:
+        asyncio.run(main())
 
 
 # -- the clients ---------------------------------------------------------------------------
@@ -197,9 +274,16 @@ async def _clients(port: int, tables: list[str], terminals: int, until: float) -
     return sent
 
 
-def count(port: int) -> dict[str, int]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/count", timeout=10) as response:
-        return dict(json.loads(response.read()))
+def count(server: subprocess.Popen[bytes], path: Path) -> dict[str, int]:
+    """The server's rounds and frames so far (it writes them when signalled)."""
+    path.unlink(missing_ok=True)
+    server.send_signal(signal.SIGUSR1)
+    deadline = time.time() + 10
+    while not path.exists():
+        if time.time() > deadline:
+            raise SystemExit("the server did not report its counts")
+        time.sleep(0.01)
+    return dict(json.loads(path.read_text()))
 
 
 def free_port() -> int:
@@ -220,22 +304,30 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=5.0)
     parser.add_argument("--client-processes", type=int, default=2)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--server",
+        choices=("tablejack", "picows"),
+        default="tablejack",
+        help="uvicorn on serve's protocol (default), or picows to measure against",
+    )
     parser.add_argument("--serve", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--counts", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve(args)
         return
     port = free_port()
+    counts = Path(tempfile.mkdtemp()) / "counts.json"
     server = subprocess.Popen(
-        [sys.executable, __file__, "--serve", str(port), *sys.argv[1:]],
+        [sys.executable, __file__, "--serve", str(port), "--counts", str(counts), *sys.argv[1:]],
         stdout=subprocess.DEVNULL,
     )
     try:
         deadline = time.time() + 30
         while True:
             try:
-                count(port)
-                break
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    break
             except OSError:
                 if time.time() > deadline or server.poll() is not None:
                     raise SystemExit("the server did not start") from None
@@ -250,9 +342,9 @@ def main() -> None:
         with context.Pool(args.client_processes) as pool:
             pending = pool.map_async(run_clients, jobs)
             time.sleep(args.warmup)
-            before, cpu_before = count(port), cpu_seconds(server.pid)
+            before, cpu_before = count(server, counts), cpu_seconds(server.pid)
             time.sleep(args.seconds)
-            after, cpu_after = count(port), cpu_seconds(server.pid)
+            after, cpu_after = count(server, counts), cpu_seconds(server.pid)
             memory = rss_mb(server.pid)
             pending.get()
     finally:
@@ -262,6 +354,7 @@ def main() -> None:
     frames = after["frames"] - before["frames"]
     cpu = cpu_after - cpu_before
     report = {
+        "server": args.server,
         "tables": args.tables,
         "terminals_per_table": args.terminals,
         "updates_per_round": args.updates,
