@@ -37,7 +37,6 @@ import json
 import multiprocessing
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -45,21 +44,6 @@ import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
-
-
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time a process has used, in seconds (Linux)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_mb(pid: int) -> float:
-    """Resident memory of a process in MB (Linux)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
 
 # -- the server ----------------------------------------------------------------------------
 
@@ -286,12 +270,6 @@ def count(server: subprocess.Popen[bytes], path: Path) -> dict[str, int]:
     return dict(json.loads(path.read_text()))
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tables", type=int, default=50)
@@ -316,6 +294,8 @@ def main() -> None:
     if args.serve:
         serve(args)
         return
+    from load import cpu_seconds, free_port, rss_mb, wait_until_up  # the load benchmark's
+
     port = free_port()
     counts = Path(tempfile.mkdtemp()) / "counts.json"
     server = subprocess.Popen(
@@ -323,15 +303,7 @@ def main() -> None:
         stdout=subprocess.DEVNULL,
     )
     try:
-        deadline = time.time() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                if time.time() > deadline or server.poll() is not None:
-                    raise SystemExit("the server did not start") from None
-                time.sleep(0.2)
+        asyncio.run(wait_until_up([(server, port)]))
         names = [f"T{t:03d}" for t in range(args.tables)]
         until = time.time() + args.warmup + args.seconds + 2
         jobs = [
