@@ -285,6 +285,8 @@ def start_server(
     tables_file: Path,
     keys: Path | None,
     batch_ms: float,
+    commit_ms: float | None,
+    step_ms: float | None,
     work: Path,
     *,
     floor: bool,
@@ -307,6 +309,8 @@ def start_server(
             str(tables_file),
             "--batch-ms",
             str(batch_ms),
+            *(["--commit-ms", str(commit_ms)] if commit_ms is not None else []),
+            *(["--step-ms", str(step_ms)] if step_ms is not None else []),
             *(["--checkpoint-key", str(keys)] if keys is not None else ["--unsigned"]),
             *(
                 [
@@ -377,6 +381,20 @@ async def main() -> None:
         type=float,
         default=0.0,
         help="the server's --batch-ms (updates gathered per table)",
+    )
+    parser.add_argument(
+        "--commit-ms",
+        type=float,
+        default=None,
+        help="the server's --commit-ms, its group commit window (default: the server's own; "
+        "not passed, so an earlier package's server runs as it did)",
+    )
+    parser.add_argument(
+        "--step-ms",
+        type=float,
+        default=None,
+        help="the server's --step-ms, its tables' step window (default: the server's own; "
+        "not passed, so an earlier package's server runs as it did)",
     )
     parser.add_argument(
         "--soak",
@@ -477,6 +495,8 @@ async def main() -> None:
             tables_file,
             keys,
             args.batch_ms,
+            args.commit_ms,
+            args.step_ms,
             work,
             floor=floor,
             number=number,
@@ -560,6 +580,8 @@ async def main() -> None:
         report: dict[str, Any] = {
             "tables": args.tables,
             "batch_ms": args.batch_ms,
+            "commit_ms": args.commit_ms,
+            "step_ms": args.step_ms,
             "terminals_per_table": args.terminals,
             "seconds": round(elapsed, 1),
             "database": "postgresql" if db.startswith("postgres") else "sqlite",

@@ -203,3 +203,139 @@ def test_updates_are_at_least_the_broadcast_interval_apart(tmp_path: Path, inter
         assert len(updates) == 2  # the first wager's at once, the other two together
         assert updates[0] < 0.05
         assert updates[1] - updates[0] >= interval - 0.01
+
+
+@pytest.mark.parametrize("window", [0.0, 0.3])
+def test_requests_within_the_step_window_are_applied_as_one_step(
+    tmp_path: Path, window: float
+) -> None:
+    """``--step-ms``: the wagers of ann, bob and cat, 40 ms apart, all within a 300 ms window
+    that ann's opens: one batch — one transaction, one update — each wager with its own answer
+    and event, in the order they came. Without a window each is a step of its own."""
+
+    async def run() -> tuple[list[Any], int, list[float], list[tuple[int, str]], float]:
+        store = await Store.open(str(tmp_path / "window.db"))
+        floor = make_floor(store, step_window=window)
+        for player in ("ann", "bob", "cat"):
+            await floor.add_player(player, 100_000)
+        config = TableConfig("A1", HybridRules(countdown_seconds=30), require_procedures=False)
+        await floor.add_table(config)
+        try:
+            table = floor.tables["A1"]
+            await table.open_round("dana")
+            for player, position in (("ann", 1), ("bob", 2), ("cat", 3)):
+                table.select_position(player, position)
+            await asyncio.sleep(0.05)  # the set-up's update went
+            watcher = _Watcher()
+            table.subscribers.add(watcher)
+            before = store.transactions
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+
+            async def wager(n: int, player: str) -> Any:
+                await asyncio.sleep(0.04 * n)
+                return await table.wager(player, f"EWT-{n}", "blackjack", 1000 * (n + 1), f"w{n}")
+
+            replies = await asyncio.gather(
+                *(wager(n, player) for n, player in enumerate(("ann", "bob", "cat")))
+            )
+            answered = loop.time() - started
+            await asyncio.sleep(0.05)
+            events = [(e.seq, e.actor) for e in await store.events("A1-000001")]
+            return replies, store.transactions - before, watcher.updates, events, answered
+        finally:
+            await floor.stop()
+            await store.close()
+
+    replies, transactions, updates, events, answered = asyncio.run(run())
+    assert [reply["seq"] for reply in replies] == [2, 3, 4]
+    assert events == [(1, "dana"), (2, "ann"), (3, "bob"), (4, "cat")]
+    if window == 0:
+        assert (transactions, len(updates)) == (3, 3)
+    else:
+        assert (transactions, len(updates)) == (1, 1)
+        assert answered >= window  # ann's wager waited for the window, and no longer than
+        assert answered < window + 2.0  # the window and a commit
+
+
+def test_a_request_after_the_step_window_starts_the_next_step(tmp_path: Path) -> None:
+    """A wager 150 ms after a 50 ms window closed is a step of its own: the window gathers
+    the requests that follow the first, it does not hold a table's requests back in turns."""
+
+    async def run() -> tuple[int, list[float]]:
+        store = await Store.open(str(tmp_path / "after.db"))
+        floor = make_floor(store, step_window=0.05)
+        for player in ("ann", "bob"):
+            await floor.add_player(player, 100_000)
+        config = TableConfig("A1", HybridRules(countdown_seconds=30), require_procedures=False)
+        await floor.add_table(config)
+        try:
+            table = floor.tables["A1"]
+            await table.open_round("dana")
+            table.select_position("ann", 1)
+            table.select_position("bob", 2)
+            await asyncio.sleep(0.05)
+            watcher = _Watcher()
+            table.subscribers.add(watcher)
+            before = store.transactions
+            await table.wager("ann", "EWT-1", "blackjack", 1000, "a1")
+            await asyncio.sleep(0.15)
+            await table.wager("bob", "EWT-2", "blackjack", 1000, "b1")
+            await asyncio.sleep(0.05)
+            return store.transactions - before, watcher.updates
+        finally:
+            await floor.stop()
+            await store.close()
+
+    transactions, updates = asyncio.run(run())
+    assert transactions == 2
+    assert len(updates) == 2
+
+
+def test_633c5_p2_a_decision_waiting_in_the_step_window_counts_before_the_clock(
+    tmp_path: Path,
+) -> None:
+    """633c.5(p)(2): a player who takes no action by the conclusion of the countdown clock is
+    deemed to stand. ann's hit reaches the table 0.7 s into a 1 s countdown, while the step
+    window (1.5 s here, to make the race certain) still gathers: the clock, running out,
+    applies the waiting hit first — answered when the clock ran out, not refused after it as
+    the clock's stand would have it."""
+
+    async def run() -> tuple[Any, float, list[tuple[str, str]]]:
+        store = await Store.open(str(tmp_path / "clock.db"))
+        floor = make_floor(store, step_window=1.5)
+        await floor.add_player("ann", 100_000)
+        config = TableConfig(
+            "A1",
+            HybridRules(countdown_seconds=1),
+            automated=False,
+            require_procedures=False,
+            cards="10S 9H 6D 5C 9C 10H 4S 8D",
+        )
+        await floor.add_table(config)
+        try:
+            table = floor.tables["A1"]
+            await table.open_round("dana")
+            table.select_position("ann", 1)
+            await table.wager("ann", "EWT-1", "blackjack", 1000, "a1")
+            await table.dealer_command("close-wagering", "dana")
+            assert table.deadline is not None  # the decision window's clock runs
+            await asyncio.sleep(0.7)
+            loop = asyncio.get_running_loop()
+            sent = loop.time()
+            reply = await table.action("ann", "EWT-1", "hit", None, None, "d1")
+            waited = loop.time() - sent
+            commands = [
+                (e.actor, e.payload["text"])
+                for e in await store.events("A1-000001")
+                if e.kind == "command"
+            ]
+            return reply, waited, commands
+        finally:
+            await floor.stop()
+            await store.close()
+
+    reply, waited, commands = asyncio.run(run())
+    assert reply["ok"]
+    assert waited < 1.0  # applied when the clock ran out (0.3 s), not at the window's end
+    assert commands[:2] == [("dana", "dealer close-wagering"), ("ann", "ann hit")]

@@ -67,6 +67,8 @@ def create_app(
     clock: Callable[[], float] = time.time,
     rate: tuple[float, float] = (20.0, 40.0),
     broadcast_interval: float = 0.0,
+    commit_window: float = 0.0,
+    step_window: float = 0.0,
     reader_port: int | None = None,
     reader_host: str = "127.0.0.1",
     reader_tls: ssl.SSLContext | None = None,
@@ -79,6 +81,10 @@ def create_app(
 ) -> FastAPI:
     """The app for one floor on ``db_url``: the given tables, then those saved in the store;
     ``setup`` runs once the floor is up (the demo uses it to add players and tokens).
+    ``broadcast_interval``: a table's updates at least this far apart (seconds);
+    ``step_window``: how long a table's worker gathers the terminals' requests that follow
+    the first into one step (seconds); ``commit_window``: the store's group commit window
+    (seconds, :attr:`Store.commit_window`).
     ``reader_port``: also listen for card readers on a raw TCP port
     (:mod:`tablejack.server.reader`; 0 = any free port, in ``app.state.reader_port``), over TLS
     with ``reader_tls`` (:mod:`tablejack.server.tls`). ``release_manifest`` and
@@ -99,7 +105,10 @@ def create_app(
         if checkpoints is not None:  # before the database: a bad key starts nothing
             key = load_private_key(checkpoints.key)
         store = await Store.open(db_url, **({} if lease is None else lease_options(lease)))
-        floor = make_floor(store, clock=clock, broadcast_interval=broadcast_interval)
+        store.commit_window = commit_window
+        floor = make_floor(
+            store, clock=clock, broadcast_interval=broadcast_interval, step_window=step_window
+        )
         app.state.floor = floor
         if checkpoints is not None:
             checkpointer = Checkpointer(store, key, checkpoints.file)

@@ -17,6 +17,10 @@ import typer
 __all__ = ["register"]
 
 DEFAULT_DB = "tablejack.sqlite"
+STEP_MS = 3.0
+"""``serve``'s step window by default, in milliseconds (docs/server.md, "Running it")."""
+COMMIT_MS = 2.0
+"""``serve``'s group commit window by default, in milliseconds (docs/server.md, "Running it")."""
 
 
 def register(app: typer.Typer) -> None:
@@ -74,6 +78,21 @@ def register(app: typer.Typer) -> None:
                 "goes at once, changes within it are gathered (busy floors; 0: every batch)."
             ),
         ] = 0.0,
+        step_ms: Annotated[
+            float,
+            typer.Option(
+                help="A table applies the terminals' requests that arrive within this long of "
+                "the first as one step: one transaction, one update (0: those waiting at the "
+                "next turn; docs/server.md)."
+            ),
+        ] = STEP_MS,
+        commit_ms: Annotated[
+            float,
+            typer.Option(
+                help="The group commit window: a step waits up to this long for the steps that "
+                "follow it, to be written in one transaction (0: at once; docs/server.md)."
+            ),
+        ] = COMMIT_MS,
         reader_port: Annotated[
             int | None,
             typer.Option(help="Also take card reader lines on this raw TCP port (docs/server.md)."),
@@ -214,6 +233,8 @@ def register(app: typer.Typer) -> None:
             tables=configs,
             setup=_settle_heap_after(setup),
             broadcast_interval=batch_ms / 1000,
+            commit_window=commit_ms / 1000,
+            step_window=step_ms / 1000,
             reader_port=reader_port,
             reader_host=host,
             reader_tls=tls,

@@ -286,6 +286,7 @@ class Floor:
         card_inventory: Callable[[Table], CardInventory],
         clock: Callable[[], float] = time.time,
         broadcast_interval: float = 0.0,
+        step_window: float = 0.0,
     ) -> None:
         self.store = store
         self.lockout = lockout
@@ -296,6 +297,10 @@ class Floor:
         self.clock = clock
         self.broadcast_interval = broadcast_interval
         """Seconds a table gathers changes before it sends one update (0: next loop turn)."""
+        self.step_window = step_window
+        """Seconds a table's worker, idle when a terminal's request arrives, waits for the
+        requests that follow it, to apply them all as one step (0: those waiting at the next
+        loop turn; :meth:`Table._work <tablejack.server.table.Table>`)."""
         self.tables: dict[str, Table] = {}
         self.balances: dict[str, int] = {}
         self.connections: set[Connection] = set()

@@ -674,6 +674,15 @@ class Store:
         each."""
         self.batches_at_once = 0
         """Group commits written in one statement since the store opened."""
+        self.commit_window = 0.0
+        """Seconds the writer waits, when a step arrives and no write is under way, for the
+        steps that follow it to join the same transaction (the group commit's window, as
+        PostgreSQL's ``commit_delay``; 0: it writes at the next turn of the event loop). A
+        busy floor's tables commit a step each every few milliseconds: a window of a few
+        gathers several steps a transaction, at the cost of that much latency per step."""
+        self.transactions = 0
+        """Play-path transactions begun since the store opened (each group commit, and each
+        step of a failed one written again alone)."""
         self.after_write: Callable[[int], None] | None = None
         """Called with :attr:`events_written` after every commit (the checkpointer's hook)."""
 
@@ -1078,7 +1087,11 @@ class Store:
         return await future
 
     async def _drain(self) -> None:
-        """Write the waiting steps, as many as 64 per transaction."""
+        """Write the waiting steps, as many as 64 per transaction, once the
+        :attr:`commit_window` after the first has passed (steps that arrive while a transaction
+        is being written go in the next at once: they have waited for as long)."""
+        if self.commit_window > 0:
+            await asyncio.sleep(self.commit_window)
         while self._pending:
             batch, self._pending = self._pending[:64], self._pending[64:]
             try:
@@ -1148,6 +1161,7 @@ class Store:
         (``at_once``) the steps go in one statement when this store wrote the heads they chain
         to (:meth:`_write_batch_at_once`), else in the statements of
         :meth:`_write_batch_sync`, a round trip each."""
+        self.transactions += 1
         if self._sync_engine is not None:
             async with self._write_lock:
                 return self._write_steps_sync(steps)

@@ -39,6 +39,12 @@ class Host(Protocol):
     def broadcast_interval(self) -> float:
         """Seconds a table gathers changes before it sends one update (0: next loop turn)."""
 
+    @property
+    def step_window(self) -> float:
+        """Seconds a table's worker, idle when a terminal's request arrives, waits for the
+        requests that follow it, to apply them all as one step (0: those waiting at the next
+        loop turn)."""
+
     def clock(self) -> float:
         """The floor clock in seconds."""
 

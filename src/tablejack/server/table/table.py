@@ -163,6 +163,9 @@ class Table(TableViews):
         """When the last update was sent (the event loop's clock; see :meth:`broadcast`)."""
         self._queue: list[_Request] = []
         self._worker: asyncio.Task[None] | None = None
+        self.step_window = floor.step_window
+        """Seconds the worker, idle when a request arrives, waits for those that follow it
+        (see :meth:`_submit`)."""
         self.stopped = False
         """Stopped (shutdown, or the table moved to another process): no clock, automated
         dealer or broadcast starts again."""
@@ -593,7 +596,13 @@ class Table(TableViews):
         is waiting when it gets the table's lock, one after the other, and commits them in ONE
         transaction (each request's events with its own ledger entries); then it answers each
         and broadcasts once. A request the engine refuses changes nothing and is answered at
-        once; the others go on."""
+        once; the others go on.
+
+        A worker that was idle when a request arrives first waits the table's
+        :attr:`step_window` for the requests that follow it: the terminals of a table answer
+        the same update within a few milliseconds of each other, and the first to answer would
+        otherwise make a step, a transaction and an update of its own. Requests that arrive
+        while a batch is being applied and committed go in the next batch at once."""
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._queue.append(_Request(step, player, command_id, future))
         if self._worker is None or self._worker.done():
@@ -601,22 +610,33 @@ class Table(TableViews):
         return await future
 
     async def _work(self) -> None:
+        if self.step_window > 0:
+            await asyncio.sleep(self.step_window)
         while self._queue:
-            async with self.lock:
-                batch, self._queue = self._queue, []
-                try:
-                    await self._run_batch(batch)
-                except BaseException as error:
-                    for request in batch:
-                        if not request.future.done():
-                            request.future.set_exception(
-                                error if isinstance(error, Exception) else RuntimeError("stopped")
-                            )
-                    if not isinstance(error, Exception):
-                        raise
-                    log.exception("table %s: a batch failed; the round is rebuilt", self.id)
-                    await self.reload()
-            self.changed()
+            await self._apply_waiting()
+
+    async def _apply_waiting(self) -> None:
+        """Apply the requests waiting now as one batch, under the table's lock, then announce
+        the change (nothing when none wait). The clock calls it before it acts: a decision or
+        a wager waiting in the step window reached the server before the clock ran out, and
+        counts as made in time (633c.5(p)(2))."""
+        if not self._queue:
+            return
+        async with self.lock:
+            batch, self._queue = self._queue, []
+            try:
+                await self._run_batch(batch)
+            except BaseException as error:
+                for request in batch:
+                    if not request.future.done():
+                        request.future.set_exception(
+                            error if isinstance(error, Exception) else RuntimeError("stopped")
+                        )
+                if not isinstance(error, Exception):
+                    raise
+                log.exception("table %s: a batch failed; the round is rebuilt", self.id)
+                await self.reload()
+        self.changed()
 
     def _refusal(self) -> RefusedError | None:
         if self.status == "halted":
@@ -1098,6 +1118,7 @@ class Table(TableViews):
 
     async def _countdown(self, key: tuple[Any, ...], seconds: float) -> None:
         await asyncio.sleep(seconds)
+        await self._apply_waiting()  # what came before the clock ran out, first
         async with self.lock:
             if self.window_key != key or self.round is None:
                 return

@@ -1,0 +1,122 @@
+"""The group commit window (``Store.commit_window``, ``tablejack serve --commit-ms``): a step
+that finds the writer idle waits the window for the steps that follow it, and they are written
+in one transaction; without a window each is written at the next turn of the event loop. On an
+SQLite file and on PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from tablejack.store import EventIn, InsufficientFundsError, Step, Store, Transfer
+from tablejack.store.policy import Actor, Role
+from tablejack.store.testing import Backend
+from tablejack.store.verify import verify_chains
+
+CASHIER = Actor(Role.CASHIER, "cleo")
+TABLE = Actor(Role.TABLE, "T1")
+
+
+async def _floor(store: Store) -> None:
+    await store.save_table("T1", "classic", {"decks": 6}, {"source": "virtual"})
+    for player in ("ann", "bob"):
+        await store.ensure_account(player, "player")
+        await store.fund(player, 10_000, actor=CASHIER)
+    await store.commit(
+        Step(
+            "T1-000001",
+            events=[EventIn("open", {"number": 1})],
+            open_round=("T1", 1, "classic", "round"),
+            actor=TABLE,
+        )
+    )
+
+
+def _wager(player: str, amount: int) -> Step:
+    return Step(
+        "T1-000001",
+        events=[
+            EventIn("wager", {"player": player, "amount": amount}, actor=player, terminal="t1")
+        ],
+        transfers=[Transfer(player, "escrow:T1", amount, "wager", 0)],
+        meters=[("T1", "blackjack", amount, 0)],
+        actor=TABLE,
+    )
+
+
+async def _two_steps_apart(store: Store, window: float, apart: float) -> int:
+    """ann's wager, then bob's ``apart`` seconds later: the transactions they took."""
+    store.commit_window = window
+    before = store.transactions
+
+    async def later() -> list[object]:
+        await asyncio.sleep(apart)
+        return list(await store.commit(_wager("bob", 300)))
+
+    first, second = await asyncio.gather(store.commit(_wager("ann", 200)), later())
+    assert [r.kind for r in first] == ["wager"] and [r.kind for r in second] == ["wager"]
+    assert (await store.balance("ann"), await store.balance("bob")) == (9_800, 9_700)
+    return store.transactions - before
+
+
+def test_steps_within_the_window_are_written_in_one_transaction(backend: Backend) -> None:
+    """bob's wager comes 20 ms after ann's, within a 300 ms window: one transaction writes
+    both, chained one after the other, and the log verifies."""
+
+    async def body(store: Store) -> tuple[int, list[str]]:
+        await _floor(store)
+        taken = await _two_steps_apart(store, window=0.3, apart=0.02)
+        return taken, await verify_chains(store)
+
+    taken, problems = backend.run(body)
+    assert taken == 1
+    assert problems == []
+
+
+def test_without_a_window_each_step_is_written_at_once(backend: Backend) -> None:
+    """The same two wagers 20 ms apart with no window: a transaction each."""
+
+    async def body(store: Store) -> int:
+        await _floor(store)
+        return await _two_steps_apart(store, window=0.0, apart=0.02)
+
+    assert backend.run(body) == 2
+
+
+def test_a_lone_step_waits_the_window_and_is_then_written(backend: Backend) -> None:
+    """A step with nothing after it is written once the window has passed: no sooner, and it
+    does not wait for company that never comes."""
+
+    async def body(store: Store) -> tuple[float, int]:
+        await _floor(store)
+        store.commit_window = 0.2
+        start = time.monotonic()
+        await store.commit(_wager("ann", 100))
+        return time.monotonic() - start, await store.balance("ann")
+
+    waited, ann = backend.run(body)
+    assert 0.2 <= waited < 5.0
+    assert ann == 9_900
+
+
+def test_a_refused_step_in_the_window_takes_no_other_down(backend: Backend) -> None:
+    """ann's wager over her balance and bob's good one, in one window: ann's is refused as it
+    would be alone, bob's is written."""
+
+    async def body(store: Store) -> tuple[list[str], int, int]:
+        await _floor(store)
+        store.commit_window = 0.1
+        outcomes = await asyncio.gather(
+            store.commit(_wager("ann", 10_001)),
+            store.commit(_wager("bob", 500)),
+            return_exceptions=True,
+        )
+        return (
+            [type(o).__name__ for o in outcomes],
+            await store.balance("ann"),
+            await store.balance("bob"),
+        )
+
+    kinds, ann, bob = backend.run(body)
+    assert kinds == [InsufficientFundsError.__name__, "list"]
+    assert (ann, bob) == (10_000, 9_500)
