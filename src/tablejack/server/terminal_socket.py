@@ -20,6 +20,7 @@ from starlette.websockets import WebSocketDisconnect
 from tablejack.server.auth import AuthRefusedError
 from tablejack.server.floor import LEASE_RULE, Connection, Floor, TableElsewhereError
 from tablejack.server.gate import Gate, Session
+from tablejack.server.protections import guard, wager_at_stake
 from tablejack.server.protocol import (
     PROTOCOL_VERSION,
     Action,
@@ -33,9 +34,12 @@ from tablejack.server.protocol import (
     WagerMessage,
 )
 from tablejack.server.proxy import forward_socket
+from tablejack.server.sequence import check_sequence
 from tablejack.server.signin import sign_in
 from tablejack.server.socket_protocol import ABORT, SEND_TEXTS, WRITABLE
 from tablejack.server.table import RefusedError
+from tablejack.server.terminal_features import confirm_wager, repeat_last_bet
+from tablejack.server.tilts import on_join, schedule_connection_lost
 from tablejack.server.wire import dumps
 
 __all__ = ["SIGN_IN_REFUSALS", "RateLimit", "router"]
@@ -78,6 +82,14 @@ class RateLimit:
 
 @router.websocket("/ws")
 async def websocket(socket: WebSocket) -> None:
+    """The socket's session runs in a task of its own: a message then wakes that task's short
+    chain of coroutines, not the twenty or so frames of the ASGI stack this endpoint runs in
+    (middleware, routers), which every wake of a coroutine awaited here resumes one by one.
+    Its end, error or cancellation (shutdown) is the endpoint's."""
+    await asyncio.get_running_loop().create_task(_session(socket))
+
+
+async def _session(socket: WebSocket) -> None:
     await socket.accept()
     floor: Floor = socket.app.state.floor
     socket_gate: Gate = socket.app.state.gate  # limits before and after the hello
@@ -204,8 +216,6 @@ async def websocket(socket: WebSocket) -> None:
             if connection.table in floor.tables:
                 floor.tables[connection.table].subscribers.discard(connection)
             if connection.role == "player":  # PA 605a: a connection_lost tilt mid-round
-                from tablejack.server.tilts import schedule_connection_lost
-
                 schedule_connection_lost(floor, connection)
             connection.detach()
 
@@ -254,8 +264,6 @@ async def _handle(floor: Floor, connection: Connection, message: Any) -> None:
 
 
 async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[str, Any]:
-    from tablejack.server.sequence import check_sequence
-
     check_sequence(floor, connection, message)  # gaps and repeats refused
     if isinstance(message, Hello):
         raise RefusedError("protocol", "Already authenticated.", "protocol")
@@ -277,9 +285,7 @@ async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[
         connection.table = table.id
         table.subscribers.add(connection)
         connection.push({"type": "table", **table.info()})
-        from tablejack.server.tilts import on_join  # PA 605a: a locked table or terminal
-
-        on_join(connection, table)
+        on_join(connection, table)  # PA 605a: a locked table or terminal
         if binding is not None and binding.position is not None:
             table.select_position(connection.subject, binding.position, connection.terminal)
         connection.push(
@@ -317,8 +323,6 @@ async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[
         connection.push(table.player_state(connection.subject, connection.terminal))
         return {"ok": True, "position": message.position}
     if isinstance(message, WagerMessage | Action):  # limits, self-exclusion, tilts
-        from tablejack.server.protections import guard, wager_at_stake
-
         wager = isinstance(message, WagerMessage)
         at_stake = (
             message.amount
@@ -327,8 +331,6 @@ async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[
         )
         await guard(floor, connection.subject, connection.terminal, table, at_stake, wager=wager)
     if isinstance(message, WagerMessage | Repeat):  # PA 605a double confirmation, repeat
-        from tablejack.server.terminal_features import confirm_wager, repeat_last_bet
-
         if isinstance(message, Repeat):
             return await repeat_last_bet(floor, connection, table, message)
         confirm_wager(table, connection, message)  # the table's checks first

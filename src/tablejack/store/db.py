@@ -168,9 +168,21 @@ def async_url(url: str) -> str:
     return url
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+"""The encoder of :func:`canonical`, made once (``json.dumps`` with arguments makes one per
+call)."""
+_CHAINED = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""The encoder of the text :func:`chain_hash` hashes."""
+
+
 def canonical(payload: Mapping[str, Any]) -> str:
-    """The one JSON text of a payload that the hash covers (sorted keys, no spaces)."""
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """The one JSON text of a payload that the hash covers (sorted keys, no spaces): what
+    ``json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` gives.
+
+    >>> canonical({"b": [1, 2.5], "a": "é"})
+    '{"a":"é","b":[1,2.5]}'
+    """
+    return _CANONICAL.encode(payload)
 
 
 def chain_hash(
@@ -188,11 +200,7 @@ def chain_hash(
     >>> chain_hash(GENESIS, "T1-000001", 1, 0, "open", "", "", "{}")[:12]
     '6c814c17a47a'
     """
-    text = json.dumps(
-        [prev_hash, round_id, seq, at_us, kind, actor, terminal, payload],
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
+    text = _CHAINED.encode([prev_hash, round_id, seq, at_us, kind, actor, terminal, payload])
     return hashlib.sha256(text.encode()).hexdigest()
 
 
