@@ -52,6 +52,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import text
+
 from tablejack.server.botclient import Timings, run_bot
 from tablejack.store import Store
 from tablejack.store import credentials as creds
@@ -164,6 +166,28 @@ async def count_complete(db: str) -> dict[str, int]:
         for row in await store.rounds(status="complete", limit=10**9):
             done[row["table_id"]] = done.get(row["table_id"], 0) + 1
         return done
+    finally:
+        await store.close()
+
+
+async def steps_per_round(db: str) -> float | None:
+    """The steps a complete round took on average: each step the server commits writes its
+    events with one timestamp (a wager batch, a decision batch, the clock's command with the
+    cards it deals), so the distinct timestamps of a round's events count its steps — each a
+    transaction of the round and an update to every terminal at the table."""
+    store = await Store.open(db, migrate=False)
+    try:
+        async with store.engine.connect() as connection:
+            value = (
+                await connection.execute(
+                    text(
+                        "SELECT AVG(n) FROM (SELECT COUNT(DISTINCT e.at_us) AS n FROM events e "
+                        "JOIN rounds r ON r.id = e.round_id WHERE r.status = 'complete' "
+                        "AND r.kind = 'round' GROUP BY e.round_id) AS steps"
+                    )
+                )
+            ).scalar()
+        return None if value is None else round(float(value), 2)
     finally:
         await store.close()
 
@@ -591,6 +615,7 @@ async def main() -> None:
             "decisions": sum(result["decisions"] for result in results),
             "wagers": sum(result["wagers"] for result in results),
             "state_messages": sum(result["state_messages"] for result in results),
+            "steps_per_round": await steps_per_round(db),
             "bot_processes": args.bot_processes,
             "bots_started_late_s": round(max(float(r["late_seconds"]) for r in results), 2),
             "latency_samples": len(samples),

@@ -43,6 +43,7 @@ def test_load_reports_each_process_of_a_floor_and_the_floor(postgres: Backend) -
     assert sum(row["rounds"] for row in per_process) == report["rounds"]
     assert all(row["cpu_ms_per_round"] > 0 for row in per_process)
     assert report["errors"] == 0
+    assert report["steps_per_round"] >= 3  # open, the wagers, the clock's close and deal, …
     assert report["sum_of_all_accounts"] == 0
     assert report["ledger_problems"] == []
 
