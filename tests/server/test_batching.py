@@ -12,7 +12,7 @@ import pytest
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.compose import make_floor
 from tablejack.server.floor import Floor
-from tablejack.server.table import RefusedError, TableConfig
+from tablejack.server.table import RefusedError, Table, TableConfig
 from tablejack.store import Store
 
 
@@ -30,6 +30,29 @@ async def _floor(tmp_path: Path) -> Floor:
     )
     await floor.add_table(config)
     return floor
+
+
+async def _seated(
+    tmp_path: Path,
+    name: str,
+    players: tuple[str, ...],
+    *,
+    broadcast_interval: float = 0.0,
+    step_window: float = 0.0,
+) -> tuple[Store, Floor, Table]:
+    """A floor on a fresh SQLite file with a version A table A1 whose round is open, and
+    ``players`` funded, each at a position of his own (1, 2, 3)."""
+    store = await Store.open(str(tmp_path / f"{name}.db"))
+    floor = make_floor(store, broadcast_interval=broadcast_interval, step_window=step_window)
+    for player in players:
+        await floor.add_player(player, 100_000)
+    config = TableConfig("A1", HybridRules(countdown_seconds=30), require_procedures=False)
+    await floor.add_table(config)
+    table = floor.tables["A1"]
+    await table.open_round("dana")
+    for position, player in enumerate(players, start=1):
+        table.select_position(player, position)
+    return store, floor, table
 
 
 def test_a_batch_commits_each_request_with_its_own_events_and_ledger_rows(
@@ -170,17 +193,10 @@ def test_updates_are_at_least_the_broadcast_interval_apart(tmp_path: Path, inter
     every batch is sent at once (three wagers 50 ms apart: three updates)."""
 
     async def run() -> list[float]:
-        store = await Store.open(str(tmp_path / "interval.db"))
-        floor = make_floor(store, broadcast_interval=interval)
-        for player in ("ann", "bob", "cat"):
-            await floor.add_player(player, 100_000)
-        config = TableConfig("A1", HybridRules(countdown_seconds=30), require_procedures=False)
-        await floor.add_table(config)
+        store, floor, table = await _seated(
+            tmp_path, "interval", ("ann", "bob", "cat"), broadcast_interval=interval
+        )
         try:
-            table = floor.tables["A1"]
-            await table.open_round("dana")
-            for player, position in (("ann", 1), ("bob", 2), ("cat", 3)):
-                table.select_position(player, position)
             await asyncio.sleep(2 * interval + 0.05)  # quiet: the updates of the set-up went
             watcher = _Watcher()
             table.subscribers.add(watcher)
@@ -214,17 +230,10 @@ def test_requests_within_the_step_window_are_applied_as_one_step(
     and event, in the order they came. Without a window each is a step of its own."""
 
     async def run() -> tuple[list[Any], int, list[float], list[tuple[int, str]], float]:
-        store = await Store.open(str(tmp_path / "window.db"))
-        floor = make_floor(store, step_window=window)
-        for player in ("ann", "bob", "cat"):
-            await floor.add_player(player, 100_000)
-        config = TableConfig("A1", HybridRules(countdown_seconds=30), require_procedures=False)
-        await floor.add_table(config)
+        store, floor, table = await _seated(
+            tmp_path, "window", ("ann", "bob", "cat"), step_window=window
+        )
         try:
-            table = floor.tables["A1"]
-            await table.open_round("dana")
-            for player, position in (("ann", 1), ("bob", 2), ("cat", 3)):
-                table.select_position(player, position)
             await asyncio.sleep(0.05)  # the set-up's update went
             watcher = _Watcher()
             table.subscribers.add(watcher)
@@ -263,17 +272,8 @@ def test_a_request_after_the_step_window_starts_the_next_step(tmp_path: Path) ->
     the requests that follow the first, it does not hold a table's requests back in turns."""
 
     async def run() -> tuple[int, list[float]]:
-        store = await Store.open(str(tmp_path / "after.db"))
-        floor = make_floor(store, step_window=0.05)
-        for player in ("ann", "bob"):
-            await floor.add_player(player, 100_000)
-        config = TableConfig("A1", HybridRules(countdown_seconds=30), require_procedures=False)
-        await floor.add_table(config)
+        store, floor, table = await _seated(tmp_path, "after", ("ann", "bob"), step_window=0.05)
         try:
-            table = floor.tables["A1"]
-            await table.open_round("dana")
-            table.select_position("ann", 1)
-            table.select_position("bob", 2)
             await asyncio.sleep(0.05)
             watcher = _Watcher()
             table.subscribers.add(watcher)

@@ -8,40 +8,26 @@ from __future__ import annotations
 import asyncio
 import time
 
-from tablejack.store import EventIn, InsufficientFundsError, Step, Store, Transfer
-from tablejack.store.policy import Actor, Role
-from tablejack.store.testing import Backend
+from tablejack.store import EventIn, InsufficientFundsError, Step, Store
+from tablejack.store.testing import TABLE_T1, Backend, seed_two_players, wager_step
 from tablejack.store.verify import verify_chains
-
-CASHIER = Actor(Role.CASHIER, "cleo")
-TABLE = Actor(Role.TABLE, "T1")
 
 
 async def _floor(store: Store) -> None:
-    await store.save_table("T1", "classic", {"decks": 6}, {"source": "virtual"})
-    for player in ("ann", "bob"):
-        await store.ensure_account(player, "player")
-        await store.fund(player, 10_000, actor=CASHIER)
+    """Table T1, ann and bob with 10,000 cents each, and round 1 open."""
+    await seed_two_players(store)
     await store.commit(
         Step(
             "T1-000001",
             events=[EventIn("open", {"number": 1})],
             open_round=("T1", 1, "classic", "round"),
-            actor=TABLE,
+            actor=TABLE_T1,
         )
     )
 
 
 def _wager(player: str, amount: int) -> Step:
-    return Step(
-        "T1-000001",
-        events=[
-            EventIn("wager", {"player": player, "amount": amount}, actor=player, terminal="t1")
-        ],
-        transfers=[Transfer(player, "escrow:T1", amount, "wager", 0)],
-        meters=[("T1", "blackjack", amount, 0)],
-        actor=TABLE,
-    )
+    return wager_step("T1-000001", player, amount)
 
 
 async def _two_steps_apart(store: Store, window: float, apart: float) -> int:

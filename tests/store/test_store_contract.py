@@ -23,32 +23,16 @@ from tablejack.store import (
     Transfer,
 )
 from tablejack.store.models import Base
-from tablejack.store.policy import MOVEMENTS, Actor, Role
-from tablejack.store.testing import Backend, drop_guards
+from tablejack.store.policy import MOVEMENTS
+from tablejack.store.testing import (
+    CAGE_CLERK,
+    TABLE_T1,
+    Backend,
+    drop_guards,
+    seed_two_players,
+    wager_step,
+)
 from tablejack.store.verify import verify_chains
-
-CASHIER = Actor(Role.CASHIER, "cleo")
-TABLE = Actor(Role.TABLE, "T1")
-
-
-async def _floor(store: Store) -> None:
-    await store.save_table("T1", "classic", {"decks": 6}, {"source": "virtual"})
-    for player in ("ann", "bob"):
-        await store.ensure_account(player, "player")
-        await store.fund(player, 10_000, actor=CASHIER)
-
-
-def _wager(round_id: str, player: str, amount: int, *, open_round: bool = False) -> Step:
-    return Step(
-        round_id,
-        events=[
-            EventIn("wager", {"player": player, "amount": amount}, actor=player, terminal="t1")
-        ],
-        transfers=[Transfer(player, "escrow:T1", amount, "wager", 0)],
-        meters=[("T1", "blackjack", amount, 0)],
-        open_round=("T1", 1, "classic", "round") if open_round else None,
-        actor=TABLE,
-    )
 
 
 def test_migration_creates_exactly_the_models(backend: Backend) -> None:
@@ -63,7 +47,7 @@ def test_migration_creates_exactly_the_models(backend: Backend) -> None:
 
 def test_migrating_twice_changes_nothing(backend: Backend) -> None:
     async def body(store: Store) -> int:
-        await _floor(store)
+        await seed_two_players(store)
         await store.migrate()
         return await store.balance("ann") or 0
 
@@ -72,7 +56,7 @@ def test_migrating_twice_changes_nothing(backend: Backend) -> None:
 
 def test_funding_moves_money_from_the_cage_and_the_sum_stays_zero(backend: Backend) -> None:
     async def body(store: Store) -> tuple[dict[str, int], int, list[str]]:
-        await _floor(store)
+        await seed_two_players(store)
         return await store.accounts(), await store.total(), await store.ledger_check()
 
     balances, total, problems = backend.run(body)
@@ -89,9 +73,9 @@ def test_funding_moves_money_from_the_cage_and_the_sum_stays_zero(backend: Backe
 
 def test_wager_and_settlement_move_escrow_to_player_and_house(backend: Backend) -> None:
     async def body(store: Store) -> tuple[dict[str, int], list[dict[str, object]], list[object]]:
-        await _floor(store)
-        await store.commit(_wager("T1-000001", "ann", 1000, open_round=True))
-        await store.commit(_wager("T1-000001", "bob", 2000))
+        await seed_two_players(store)
+        await store.commit(wager_step("T1-000001", "ann", 1000, open_round=True))
+        await store.commit(wager_step("T1-000001", "bob", 2000))
         # ann wins 1:1 (house pays $10 winnings), bob loses
         await store.commit(
             Step(
@@ -104,7 +88,7 @@ def test_wager_and_settlement_move_escrow_to_player_and_house(backend: Backend) 
                 ],
                 meters=[("T1", "blackjack", 0, 1000)],
                 status="complete",
-                actor=TABLE,
+                actor=TABLE_T1,
             )
         )
         ledger = await store.ledger_of("ann")
@@ -130,10 +114,10 @@ def test_wager_and_settlement_move_escrow_to_player_and_house(backend: Backend) 
 
 def test_a_wager_above_the_balance_writes_nothing(backend: Backend) -> None:
     async def body(store: Store) -> tuple[int | None, int, list[object]]:
-        await _floor(store)
-        await store.commit(_wager("T1-000001", "ann", 1000, open_round=True))
+        await seed_two_players(store)
+        await store.commit(wager_step("T1-000001", "ann", 1000, open_round=True))
         with pytest.raises(InsufficientFundsError) as caught:
-            await store.commit(_wager("T1-000001", "ann", 9001))
+            await store.commit(wager_step("T1-000001", "ann", 9001))
         assert caught.value.balance == 9000
         return (
             await store.balance("ann"),
@@ -151,19 +135,19 @@ def test_steps_written_together_refuse_what_each_alone_would(backend: Backend) -
     steps of the batch are still written."""
 
     async def body(store: Store) -> tuple[list[str], int | None, int | None]:
-        await _floor(store)
-        await store.commit(_wager("T1-000001", "ann", 1000, open_round=True))
+        await seed_two_players(store)
+        await store.commit(wager_step("T1-000001", "ann", 1000, open_round=True))
         pay = Step(
             "T1-000002",
             events=[EventIn("settle", {"player": "ann"}, actor="dealer")],
             transfers=[Transfer("escrow:T1", "ann", 1000, "returned", 0)],
             open_round=("T1", 2, "classic", "round"),
-            actor=TABLE,
+            actor=TABLE_T1,
         )
         outcomes = await asyncio.gather(
-            store.commit(_wager("T1-000001", "ann", 9500)),  # 9,000 left: refused
+            store.commit(wager_step("T1-000001", "ann", 9500)),  # 9,000 left: refused
             store.commit(pay),  # would cover it, but comes after
-            store.commit(_wager("T1-000001", "bob", 9999, open_round=False)),
+            store.commit(wager_step("T1-000001", "bob", 9999, open_round=False)),
             return_exceptions=True,
         )
         return (
@@ -179,10 +163,10 @@ def test_steps_written_together_refuse_what_each_alone_would(backend: Backend) -
 
 def test_transfers_are_positive_whole_cents(backend: Backend) -> None:
     async def body(store: Store) -> int | None:
-        await _floor(store)
-        await store.commit(_wager("T1-000001", "ann", 100, open_round=True))
+        await seed_two_players(store)
+        await store.commit(wager_step("T1-000001", "ann", 100, open_round=True))
         for bad in (0, -5, 1.5):
-            step = _wager("T1-000001", "ann", 100)
+            step = wager_step("T1-000001", "ann", 100)
             step.transfers = [Transfer("ann", "escrow:T1", bad, "wager", 0)]  # type: ignore[arg-type]
             with pytest.raises(StoreError):
                 await store.commit(step)
@@ -193,8 +177,8 @@ def test_transfers_are_positive_whole_cents(backend: Backend) -> None:
 
 def test_the_database_enforces_the_round_seq_primary_key(backend: Backend) -> None:
     async def body(store: Store) -> None:
-        await _floor(store)
-        [record] = await store.commit(_wager("T1-000001", "ann", 1000, open_round=True))
+        await seed_two_players(store)
+        [record] = await store.commit(wager_step("T1-000001", "ann", 1000, open_round=True))
         with pytest.raises(IntegrityError):
             async with store.engine.begin() as connection:
                 await connection.execute(
@@ -204,7 +188,7 @@ def test_the_database_enforces_the_round_seq_primary_key(backend: Backend) -> No
                     )
                 )
         with pytest.raises(DuplicateEventError):
-            await store.commit(_wager("T1-000001", "ann", 1000, open_round=True))
+            await store.commit(wager_step("T1-000001", "ann", 1000, open_round=True))
         assert record.seq == 1
 
     backend.run(body)
@@ -212,9 +196,9 @@ def test_the_database_enforces_the_round_seq_primary_key(backend: Backend) -> No
 
 def test_verify_log_detects_an_edited_event(backend: Backend) -> None:
     async def body(store: Store) -> tuple[list[str], list[str]]:
-        await _floor(store)
-        await store.commit(_wager("T1-000001", "ann", 1000, open_round=True))
-        await store.commit(_wager("T1-000001", "bob", 1000))
+        await seed_two_players(store)
+        await store.commit(wager_step("T1-000001", "ann", 1000, open_round=True))
+        await store.commit(wager_step("T1-000001", "bob", 1000))
         clean = await verify_chains(store)
         await drop_guards(store)
         async with store.engine.begin() as connection:
@@ -233,9 +217,9 @@ def test_verify_log_detects_an_edited_event(backend: Backend) -> None:
 
 def test_verify_log_detects_a_removed_last_event(backend: Backend) -> None:
     async def body(store: Store) -> list[str]:
-        await _floor(store)
-        await store.commit(_wager("T1-000001", "ann", 1000, open_round=True))
-        await store.commit(_wager("T1-000001", "bob", 1000))
+        await seed_two_players(store)
+        await store.commit(wager_step("T1-000001", "ann", 1000, open_round=True))
+        await store.commit(wager_step("T1-000001", "bob", 1000))
         await drop_guards(store)
         async with store.engine.begin() as connection:
             await connection.execute(
@@ -250,10 +234,10 @@ def test_verify_log_detects_a_removed_last_event(backend: Backend) -> None:
 
 def test_last_rounds_of_a_terminal_newest_first(backend: Backend) -> None:
     async def body(store: Store) -> list[str]:
-        await _floor(store)
+        await seed_two_players(store)
         for number in (1, 2, 3):
             round_id = f"T1-{number:06d}"
-            step = _wager(round_id, "ann", 100, open_round=False)
+            step = wager_step(round_id, "ann", 100, open_round=False)
             step.open_round = ("T1", number, "classic", "round")
             step.at_us = 1_000_000 * number
             await store.commit(step)
@@ -299,7 +283,7 @@ def test_random_wagers_and_settlements_never_change_the_sum(backend: Backend) ->
                                 "T1-000001",
                                 events=[EventIn("move", {"amount": amount}, actor=source)],
                                 transfers=[Transfer(source, target, amount, kind)],
-                                actor=TABLE,
+                                actor=TABLE_T1,
                             )
                         )
                 after = await store.accounts()
@@ -327,7 +311,7 @@ def test_random_wagers_and_settlements_never_change_the_sum(backend: Backend) ->
 
 
 async def _floor_with_cat(store: Store) -> None:
-    await _floor(store)
+    await seed_two_players(store)
     await store.ensure_account("cat", "player")
-    await store.fund("cat", 500, actor=CASHIER)
-    await store.commit(_wager("T1-000001", "ann", 100, open_round=True))
+    await store.fund("cat", 500, actor=CAGE_CLERK)
+    await store.commit(wager_step("T1-000001", "ann", 100, open_round=True))

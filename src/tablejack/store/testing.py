@@ -18,9 +18,25 @@ from typing import TypeVar
 
 from sqlalchemy import text
 
-from tablejack.store.db import Store
+from tablejack.store.db import EventIn, Step, Store, Transfer
+from tablejack.store.policy import Actor, Role
 
-__all__ = ["GUARDED", "Backend", "drop_guards", "postgres_available", "postgres_url"]
+__all__ = [
+    "CAGE_CLERK",
+    "GUARDED",
+    "TABLE_T1",
+    "Backend",
+    "drop_guards",
+    "postgres_available",
+    "postgres_url",
+    "seed_two_players",
+    "wager_step",
+]
+
+CAGE_CLERK = Actor(Role.CASHIER, "cleo")
+"""The cashier who funds the players of :func:`seed_two_players`."""
+TABLE_T1 = Actor(Role.TABLE, "T1")
+"""Table T1, the actor of its steps."""
 
 GUARDED = ("events", "ledger_entries", "checkpoints", "checkpoint_heads", "accounts")
 """The tables whose triggers keep them append-only or hold the policy's invariants."""
@@ -127,3 +143,26 @@ async def drop_guards(store: Store) -> None:
         ).all()
         for (name,) in triggers:
             await connection.execute(text(f'DROP TRIGGER "{name}"'))
+
+
+async def seed_two_players(store: Store) -> None:
+    """A classic table T1 and two players, ann and bob, with 10,000 cents each from the cage."""
+    await store.save_table("T1", "classic", {"decks": 6}, {"source": "virtual"})
+    for player in ("ann", "bob"):
+        await store.ensure_account(player, "player")
+        await store.fund(player, 10_000, actor=CAGE_CLERK)
+
+
+def wager_step(round_id: str, player: str, amount: int, *, open_round: bool = False) -> Step:
+    """A step of table T1: ``player``'s Blackjack wager of ``amount`` cents at terminal t1 (with
+    ``open_round``, the step opens round 1)."""
+    return Step(
+        round_id,
+        events=[
+            EventIn("wager", {"player": player, "amount": amount}, actor=player, terminal="t1")
+        ],
+        transfers=[Transfer(player, "escrow:T1", amount, "wager", 0)],
+        meters=[("T1", "blackjack", amount, 0)],
+        open_round=("T1", 1, "classic", "round") if open_round else None,
+        actor=TABLE_T1,
+    )
