@@ -16,14 +16,16 @@ from tablejack.server.table import RefusedError, Table, TableConfig
 from tablejack.store import Store
 
 
-async def _floor(tmp_path: Path) -> Floor:
+async def _floor(tmp_path: Path, *, countdown: int = 30, step_window: float = 0.0) -> Floor:
+    """A version A table A1 dealt by the dealer from a fixed card order; ann and bob with
+    $1,000.00, cat with $15.00."""
     store = await Store.open(str(tmp_path / "batch.db"))
-    floor = make_floor(store)
+    floor = make_floor(store, step_window=step_window)
     for player, credit in (("ann", 100_000), ("bob", 100_000), ("cat", 1500)):
         await floor.add_player(player, credit)
     config = TableConfig(
         "A1",
-        HybridRules(countdown_seconds=30),
+        HybridRules(countdown_seconds=countdown),
         automated=False,
         require_procedures=False,
         cards="10S 9H 6D 5C 9C 10H 4S 8D",
@@ -302,17 +304,8 @@ def test_633c5_p2_a_decision_waiting_in_the_step_window_counts_before_the_clock(
     the clock's stand would have it."""
 
     async def run() -> tuple[Any, float, list[tuple[str, str]]]:
-        store = await Store.open(str(tmp_path / "clock.db"))
-        floor = make_floor(store, step_window=1.5)
-        await floor.add_player("ann", 100_000)
-        config = TableConfig(
-            "A1",
-            HybridRules(countdown_seconds=1),
-            automated=False,
-            require_procedures=False,
-            cards="10S 9H 6D 5C 9C 10H 4S 8D",
-        )
-        await floor.add_table(config)
+        floor = await _floor(tmp_path, countdown=1, step_window=1.5)
+        store = floor.store
         try:
             table = floor.tables["A1"]
             await table.open_round("dana")
