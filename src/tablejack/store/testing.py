@@ -1,4 +1,5 @@
-"""Backends for the store's contract tests: an SQLite file and a PostgreSQL schema.
+"""Backends for the store's contract tests — an SQLite file and a PostgreSQL schema — and the
+small floor several of them write to (:func:`seed_two_players`, :func:`wager_step`).
 
 The PostgreSQL backend uses ``TABLEJACK_TEST_POSTGRES`` (default
 ``postgresql://postgres@127.0.0.1:5432/test``) and a fresh schema per test, dropped afterwards.
