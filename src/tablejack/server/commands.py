@@ -271,6 +271,10 @@ def register(app: typer.Typer) -> None:
         else:
             typer.echo("  WARNING: --unsigned: no signed checkpoints (development only)")
         typer.echo(f"  event loop: {event_loop()}")
+        typer.echo(
+            f"  steps gathered for {step_ms:g} ms, commits for {commit_ms:g} ms"
+            + (f", updates at least {batch_ms:g} ms apart" if batch_ms else "")
+        )
         if demo:
             for line in demo_urls(base, configs):
                 typer.echo("  " + line)
