@@ -34,6 +34,17 @@ async def _floor(tmp_path: Path, *, countdown: int = 30, step_window: float = 0.
     return floor
 
 
+async def _ann_deciding(floor: Floor) -> Table:
+    """Table A1 with a round open, ann at position 1 with a $10.00 wager, wagering closed by
+    the dealer: her decision is awaited."""
+    table = floor.tables["A1"]
+    await table.open_round("dana")
+    table.select_position("ann", 1)
+    await table.wager("ann", "EWT-1", "blackjack", 1000, "a1")
+    await table.dealer_command("close-wagering", "dana")
+    return table
+
+
 async def _seated(
     tmp_path: Path,
     name: str,
@@ -147,11 +158,7 @@ def test_a_decision_batched_with_a_refused_one_is_applied_once(tmp_path: Path, v
     async def run() -> tuple[Any, Any, list[str]]:
         floor = await _floor(tmp_path)
         try:
-            table = floor.tables["A1"]
-            await table.open_round("dana")
-            table.select_position("ann", 1)
-            await table.wager("ann", "EWT-1", "blackjack", 1000, "a1")
-            await table.dealer_command("close-wagering", "dana")
+            table = await _ann_deciding(floor)
             first, second = await asyncio.gather(
                 table.action("ann", "EWT-1", verb, None, None, "d1"),
                 table.action("bob", "EWT-2", verb, None, None, "d2"),  # bob has no hand
@@ -307,11 +314,7 @@ def test_633c5_p2_a_decision_waiting_in_the_step_window_counts_before_the_clock(
         floor = await _floor(tmp_path, countdown=1, step_window=1.5)
         store = floor.store
         try:
-            table = floor.tables["A1"]
-            await table.open_round("dana")
-            table.select_position("ann", 1)
-            await table.wager("ann", "EWT-1", "blackjack", 1000, "a1")
-            await table.dealer_command("close-wagering", "dana")
+            table = await _ann_deciding(floor)
             assert table.deadline is not None  # the decision window's clock runs
             await asyncio.sleep(0.7)
             loop = asyncio.get_running_loop()
