@@ -86,23 +86,32 @@ def test_a_lone_step_waits_the_window_and_is_then_written(backend: Backend) -> N
 
 
 def test_a_refused_step_in_the_window_takes_no_other_down(backend: Backend) -> None:
-    """ann's wager over her balance and bob's good one, in one window: ann's is refused as it
-    would be alone, bob's is written."""
+    """ann's wager over her balance, then bob's good one 20 ms later, within a 100 ms window:
+    their shared transaction fails, and each is written again alone — ann's refused as it
+    would be alone, bob's written (three transactions in all)."""
 
-    async def body(store: Store) -> tuple[list[str], int, int]:
+    async def body(store: Store) -> tuple[str, object, int, int, int]:
         await _floor(store)
         store.commit_window = 0.1
-        outcomes = await asyncio.gather(
-            store.commit(_wager("ann", 10_001)),
-            store.commit(_wager("bob", 500)),
-            return_exceptions=True,
+        before = store.transactions
+
+        async def bob() -> None:
+            await asyncio.sleep(0.02)
+            await store.commit(_wager("bob", 500))
+
+        refused, written = await asyncio.gather(
+            store.commit(_wager("ann", 10_001)), bob(), return_exceptions=True
         )
         return (
-            [type(o).__name__ for o in outcomes],
+            type(refused).__name__,
+            written,
+            store.transactions - before,
             await store.balance("ann"),
             await store.balance("bob"),
         )
 
-    kinds, ann, bob = backend.run(body)
-    assert kinds == [InsufficientFundsError.__name__, "list"]
+    refused, written, transactions, ann, bob = backend.run(body)
+    assert refused == InsufficientFundsError.__name__
+    assert written is None  # bob's commit returned, it raised nothing
+    assert transactions == 3
     assert (ann, bob) == (10_000, 9_500)
