@@ -11,11 +11,14 @@ Starts ``tablejack serve`` as a separate process on a fresh database, connects t
 * the server's resident memory (start, peak, end; sampled every second),
 * the server's CPU time: percent of one core, and milliseconds per round — a figure that
   other work on the machine barely changes, unlike the latencies — over the whole run and
-  over the rounds after the warm-up (the connect storm's sign-ins left out).
+  over the rounds after the warm-up (the connect storm's sign-ins left out);
+* with ``--perf SECONDS``, where that CPU goes: the share of it in each library (the Python
+  interpreter, the kernel, SQLite, libc, uvloop …), sampled with ``perf`` after the warm-up.
 
     .venv/bin/python benchmarks/load.py --tables 50 --terminals 20 --seconds 60
     .venv/bin/python benchmarks/load.py --db postgresql://postgres@127.0.0.1:5432/test ...
     .venv/bin/python benchmarks/load.py --tables 50 --terminals 20 --soak 3600   # memory flat?
+    .venv/bin/python benchmarks/load.py --tables 50 --terminals 20 --seconds 40 --perf 10
     .venv/bin/python benchmarks/load.py --processes 2 --db postgresql://postgres@127.0.0.1:5432/test
 
 With ``--processes N`` (PostgreSQL only: an SQLite floor is one process) the floor is N
@@ -156,6 +159,63 @@ async def count_syscalls(db: str, pid: int, seconds: float) -> dict[str, Any]:
     }
     per_round = {f"{name}_per_round": round(n / rounds, 1) for name, n in calls.items() if rounds}
     return {"seconds": seconds, "rounds": rounds, **calls, **per_round}
+
+
+async def cpu_by_library(pid: int, seconds: float) -> dict[str, Any]:
+    """Where the server's CPU goes, by library: ``perf record`` attached to the process (its
+    threads too) for ``seconds``, then the share of the samples in each shared object
+    (:func:`library_shares`): the Python interpreter, the kernel, SQLite, libc, uvloop …"""
+    with tempfile.TemporaryDirectory() as folder:
+        data = str(Path(folder) / "perf.data")
+        try:
+            record = await asyncio.create_subprocess_exec(
+                "perf", "record", "-F", "999", "-p", str(pid), "-o", data, "--",
+                "sleep", str(seconds),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )  # fmt: skip
+        except FileNotFoundError:
+            return {"seconds": seconds, "error": "perf is not installed (Debian: linux-perf)"}
+        _, problem = await record.communicate()
+        if record.returncode != 0:
+            return {"seconds": seconds, "error": problem.decode(errors="replace").strip()[-300:]}
+        report = await asyncio.create_subprocess_exec(
+            "perf", "report", "-i", data, "--sort", "dso", "--stdio",
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        text_out, _ = await report.communicate()
+    return {"seconds": seconds, "percent": library_shares(text_out.decode(errors="replace"))}
+
+
+def library_shares(report: str, top: int = 12) -> dict[str, float]:
+    """The percent of the samples in each shared object, largest first (the ``top`` largest),
+    from the text of ``perf report --sort dso --stdio``; the Python interpreter's library is
+    named ``python``, the kernel ``kernel``.
+
+    >>> library_shares("# Overhead  Shared Object\\n    63.58%  libpython3.11.so.1.0\\n"
+    ...                "    14.74%  [kernel.kallsyms]\\n     7.93%  libsqlite3.so.0.8.6\\n")
+    {'python': 63.58, 'kernel': 14.74, 'libsqlite3': 7.93}
+    """
+    shares: dict[str, float] = {}
+    for line in report.splitlines():
+        fields = line.split()
+        if len(fields) < 2 or line.lstrip().startswith("#") or not fields[0].endswith("%"):
+            continue
+        try:
+            percent = float(fields[0].rstrip("%"))
+        except ValueError:
+            continue
+        name = fields[1]
+        if name.startswith("[kernel"):
+            name = "kernel"
+        elif name.startswith("libpython") or name.startswith("python"):
+            name = "python"
+        else:
+            name = name.split(".cpython-")[0].split(".so")[0]
+        shares[name] = round(shares.get(name, 0.0) + percent, 2)
+    ranked = sorted(shares.items(), key=lambda item: -item[1])[:top]
+    return dict(ranked)
 
 
 async def count_complete(db: str) -> dict[str, int]:
@@ -467,10 +527,17 @@ async def main() -> None:
         help="after the warm-up, count the server's socket system calls this many seconds "
         "with strace (one process; strace slows the server: a run for counting, not timing)",
     )
+    parser.add_argument(
+        "--perf",
+        type=float,
+        default=0.0,
+        help="after the warm-up, sample the server this many seconds with perf and report the "
+        "share of its CPU in each library (the interpreter, the kernel, SQLite …; one process)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    if args.syscalls and args.processes != 1:
-        parser.error("--syscalls counts one serve process")
+    if (args.syscalls or args.perf) and args.processes != 1:
+        parser.error("--syscalls and --perf look at one serve process")
     if args.soak:
         args.seconds = args.soak
     if args.processes < 1:
@@ -575,6 +642,7 @@ async def main() -> None:
             memory = [[rss_mb(pid)] for pid in pids]
             warm: tuple[float, int] | None = None  # (server CPU, rounds) once warmed up
             syscalls: dict[str, Any] | None = None
+            libraries: dict[str, Any] | None = None
             while time.time() < begin + args.seconds:
                 await asyncio.sleep(min(1.0, max(0.0, begin + args.seconds - time.time())))
                 for samples_of, pid in zip(memory, pids, strict=True):
@@ -585,6 +653,8 @@ async def main() -> None:
                     warm = (warm_cpu, sum((await count_complete(db)).values()))
                     if args.syscalls:
                         syscalls = await count_syscalls(db, pids[0], args.syscalls)
+                    if args.perf:
+                        libraries = await cpu_by_library(pids[0], args.perf)
             server_cpu = [cpu_seconds(pid) - b for pid, b in zip(pids, cpu_before, strict=True)]
             end_cpu = sum(cpu_seconds(pid) for pid in pids)
             results = pending.get()
@@ -633,6 +703,7 @@ async def main() -> None:
             "server_cpu_ms_per_round": round(1000 * cpu_total / rounds, 1) if rounds else None,
             "server_cpu_ms_per_round_after_warmup": steady_cpu_ms,
             "socket_syscalls": syscalls,
+            "cpu_by_library": libraries,
             "bots_cpu_percent": round(100 * bots_cpu / elapsed, 1),
             "load_average_1min": round(os.getloadavg()[0], 2),
             "server_rss_mb_start": round(max(m[0] for m in memory), 1),

@@ -6,6 +6,7 @@ the floor — every figure from the run itself (rounds by table from the store, 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -52,3 +53,22 @@ def test_load_refuses_several_processes_on_sqlite() -> None:
     done = run_load("--processes", "2")
     assert done.returncode == 2
     assert "an SQLite floor runs in one process" in done.stderr
+
+
+def test_load_reports_where_the_servers_cpu_goes_by_library() -> None:
+    """``--perf``: the share of the server's CPU in each library, sampled after the warm-up —
+    the interpreter among them, no share over 100 % and all of them together not either."""
+    if shutil.which("perf") is None:
+        pytest.skip("perf is not installed (Debian: linux-perf)")
+    done = run_load(
+        "--tables", "2", "--terminals", "2", "--seconds", "8", "--warmup", "2",
+        "--perf", "3", "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    libraries = report["cpu_by_library"]
+    assert "error" not in libraries, libraries.get("error")
+    shares = libraries["percent"]
+    assert shares["python"] > 0
+    assert 0 < sum(shares.values()) <= 100.01
+    assert list(shares.values()) == sorted(shares.values(), reverse=True)
