@@ -57,7 +57,8 @@ def test_load_refuses_several_processes_on_sqlite() -> None:
 
 def test_load_reports_where_the_servers_cpu_goes_by_library() -> None:
     """``--perf``: the share of the server's CPU in each library, sampled after the warm-up —
-    the interpreter among them, no share over 100 % and all of them together not either."""
+    the interpreter among them, largest first, all of them together not over 100 % (but for
+    perf's rounding of each)."""
     if shutil.which("perf") is None:
         pytest.skip("perf is not installed (Debian: linux-perf)")
     done = run_load(
@@ -70,5 +71,5 @@ def test_load_reports_where_the_servers_cpu_goes_by_library() -> None:
     assert "error" not in libraries, libraries.get("error")
     shares = libraries["percent"]
     assert shares["python"] > 0
-    assert 0 < sum(shares.values()) <= 100.01
+    assert 0 < sum(shares.values()) <= 100.5  # (perf rounds each library's share to 0.01 %)
     assert list(shares.values()) == sorted(shares.values(), reverse=True)
