@@ -371,6 +371,7 @@ def start_server(
     batch_ms: float,
     commit_ms: float | None,
     step_ms: float | None,
+    step_wait_ms: float | None,
     work: Path,
     *,
     floor: bool,
@@ -395,6 +396,7 @@ def start_server(
             str(batch_ms),
             *(["--commit-ms", str(commit_ms)] if commit_ms is not None else []),
             *(["--step-ms", str(step_ms)] if step_ms is not None else []),
+            *(["--step-wait-ms", str(step_wait_ms)] if step_wait_ms is not None else []),
             *(["--checkpoint-key", str(keys)] if keys is not None else ["--unsigned"]),
             *(
                 [
@@ -479,6 +481,13 @@ async def main() -> None:
         default=None,
         help="the server's --step-ms, its tables' step window (default: the server's own; "
         "not passed, so an earlier package's server runs as it did)",
+    )
+    parser.add_argument(
+        "--step-wait-ms",
+        type=float,
+        default=None,
+        help="the server's --step-wait-ms, the longest wait for a decision round's answers "
+        "(default: the server's own; not passed, so an earlier package's server runs as it did)",
     )
     parser.add_argument(
         "--soak",
@@ -588,6 +597,7 @@ async def main() -> None:
             args.batch_ms,
             args.commit_ms,
             args.step_ms,
+            args.step_wait_ms,
             work,
             floor=floor,
             number=number,
@@ -676,6 +686,7 @@ async def main() -> None:
             "batch_ms": args.batch_ms,
             "commit_ms": args.commit_ms,
             "step_ms": args.step_ms,
+            "step_wait_ms": args.step_wait_ms,
             "terminals_per_table": args.terminals,
             "seconds": round(elapsed, 1),
             "database": "postgresql" if db.startswith("postgres") else "sqlite",

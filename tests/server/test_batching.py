@@ -16,11 +16,13 @@ from tablejack.server.table import RefusedError, Table, TableConfig
 from tablejack.store import Store
 
 
-async def _floor(tmp_path: Path, *, countdown: int = 30, step_window: float = 0.0) -> Floor:
+async def _floor(
+    tmp_path: Path, *, countdown: int = 30, step_window: float = 0.0, step_wait: float = 0.0
+) -> Floor:
     """A version A table A1 dealt by the dealer from a fixed card order; ann and bob with
     $1,000.00, cat with $15.00."""
     store = await Store.open(str(tmp_path / "batch.db"))
-    floor = make_floor(store, step_window=step_window)
+    floor = make_floor(store, step_window=step_window, step_wait=step_wait)
     for player, credit in (("ann", 100_000), ("bob", 100_000), ("cat", 1500)):
         await floor.add_player(player, credit)
     config = TableConfig(
@@ -306,15 +308,15 @@ def test_633c5_p2_a_decision_waiting_in_the_step_window_counts_before_the_clock(
 ) -> None:
     """633c.5(p)(2): a player who takes no action by the conclusion of the countdown clock is
     deemed to stand. ann's hit reaches the table 0.7 s into a 1 s countdown, while the step
-    window (1.5 s here, to make the race certain) still gathers: the clock, running out,
-    applies the waiting hit first — answered when the clock ran out, not refused after it as
-    the clock's stand would have it."""
+    still gathers: it waits for bob and cat, who say nothing (a step wait of 1.5 s here, to
+    make the race certain). The clock, running out, applies the waiting hit first — answered
+    when the clock ran out, not refused after it as the clock's stand would have it."""
 
     async def run() -> tuple[Any, float, list[tuple[str, str]]]:
-        floor = await _floor(tmp_path, countdown=1, step_window=1.5)
+        floor = await _floor(tmp_path, countdown=1, step_window=1.5, step_wait=1.5)
         store = floor.store
         try:
-            table = await _ann_deciding(floor)
+            table = await _all_deciding(floor)
             assert table.deadline is not None  # the decision window's clock runs
             await asyncio.sleep(0.7)
             loop = asyncio.get_running_loop()
@@ -335,3 +337,115 @@ def test_633c5_p2_a_decision_waiting_in_the_step_window_counts_before_the_clock(
     assert reply["ok"]
     assert waited < 1.0  # applied when the clock ran out (0.3 s), not at the window's end
     assert commands[:2] == [("dana", "dealer close-wagering"), ("ann", "ann hit")]
+    assert commands[2][0] == "clock"  # then the clock's own command for bob and cat
+
+
+async def _all_deciding(floor: Floor) -> Table:
+    """Table A1 with a round open, ann, bob and cat at positions 1, 2 and 3 with a $10.00
+    wager each, wagering closed by the dealer: all three decisions are awaited."""
+    table = floor.tables["A1"]
+    await table.open_round("dana")
+    for position, player in enumerate(("ann", "bob", "cat"), start=1):
+        table.select_position(player, position)
+        await table.wager(player, f"EWT-{position}", "blackjack", 1000, f"{player}-w")
+    await table.dealer_command("close-wagering", "dana")
+    return table
+
+
+def test_a_decision_round_is_one_step_once_every_awaited_player_has_answered(
+    tmp_path: Path,
+) -> None:
+    """``--step-wait-ms``: in a decision window the table knows whom it waits for. ann, bob
+    and cat answer 100 ms apart, each after a 50 ms step window would have closed: one step
+    all the same — one transaction, one update — applied as soon as cat, the last, answered,
+    not when the 2 s wait ran out."""
+
+    async def run() -> tuple[list[Any], int, list[float], float]:
+        floor = await _floor(tmp_path, step_window=0.05, step_wait=2.0)
+        store = floor.store
+        try:
+            table = await _all_deciding(floor)
+            assert floor.tables["A1"].adapter.awaited(table.round) == {"ann", "bob", "cat"}
+            await asyncio.sleep(0.05)
+            watcher = _Watcher()
+            table.subscribers.add(watcher)
+            before = store.transactions
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+
+            async def stand(n: int, player: str) -> Any:
+                await asyncio.sleep(0.1 * n)
+                return await table.action(player, f"EWT-{n + 1}", "stand", None, None, f"d{n}")
+
+            replies = await asyncio.gather(
+                *(stand(n, player) for n, player in enumerate(("ann", "bob", "cat")))
+            )
+            answered = loop.time() - started
+            await asyncio.sleep(0.05)
+            return replies, store.transactions - before, watcher.updates, answered
+        finally:
+            await floor.stop()
+            await store.close()
+
+    replies, transactions, updates, answered = asyncio.run(run())
+    assert all(reply["ok"] for reply in replies)
+    assert len({reply["seq"] for reply in replies}) == 3
+    assert (transactions, len(updates)) == (1, 1)
+    assert 0.2 <= answered < 1.5  # cat's answer at 0.2 s closed the step, not the 2 s wait
+
+
+def test_a_decision_round_waits_no_longer_than_the_step_wait_for_a_silent_player(
+    tmp_path: Path,
+) -> None:
+    """ann and bob stand at once; cat says nothing. Their step waits for cat no longer than
+    the 300 ms step wait, then goes without him (cat's decision stays awaited)."""
+
+    async def run() -> tuple[list[Any], float, frozenset[str]]:
+        floor = await _floor(tmp_path, step_window=0.05, step_wait=0.3)
+        store = floor.store
+        try:
+            table = await _all_deciding(floor)
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            replies = await asyncio.gather(
+                table.action("ann", "EWT-1", "stand", None, None, "d1"),
+                table.action("bob", "EWT-2", "stand", None, None, "d2"),
+            )
+            waited = loop.time() - started
+            return replies, waited, table.adapter.awaited(table.round)
+        finally:
+            await floor.stop()
+            await store.close()
+
+    replies, waited, awaited = asyncio.run(run())
+    assert all(reply["ok"] for reply in replies)
+    assert 0.3 <= waited < 2.0
+    assert awaited == {"cat"}
+
+
+def test_without_a_decision_window_the_step_waits_the_plain_step_window(
+    tmp_path: Path,
+) -> None:
+    """Wagers: who will wager is unknown, so the step wait does not apply — ann's lone wager
+    goes when the 100 ms step window closes, not after the 2 s step wait."""
+
+    async def run() -> tuple[Any, float, frozenset[str]]:
+        floor = await _floor(tmp_path, step_window=0.1, step_wait=2.0)
+        store = floor.store
+        try:
+            table = floor.tables["A1"]
+            await table.open_round("dana")
+            table.select_position("ann", 1)
+            awaited = table.adapter.awaited(table.round)
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            reply = await table.wager("ann", "EWT-1", "blackjack", 1000, "a1")
+            return reply, loop.time() - started, awaited
+        finally:
+            await floor.stop()
+            await store.close()
+
+    reply, waited, awaited = asyncio.run(run())
+    assert reply["ok"]
+    assert awaited == frozenset()
+    assert 0.1 <= waited < 1.5

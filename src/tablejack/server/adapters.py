@@ -110,6 +110,11 @@ class Adapter:
         same), or None when no player decision is awaited."""
         raise NotImplementedError
 
+    def awaited(self, round_: Any) -> frozenset[str]:
+        """The players whose decision the open window still waits for (empty when none is
+        awaited): a table's worker gathers their answers into one step."""
+        raise NotImplementedError
+
     def on_countdown(self, round_: Any) -> list[str]:
         """The commands the clock sends when the window's countdown runs out."""
         raise NotImplementedError
@@ -169,6 +174,11 @@ class SeatAdapter(Adapter):
                 rule=rule,
             )
         return str(own)
+
+    def awaited(self, round_: Any) -> frozenset[str]:
+        if round_.card_request is not None or round_.is_complete:
+            return frozenset()
+        return frozenset(round_.seats[seat].player for seat in round_.seats_to_decide())
 
 
 class ClassicAdapter(SeatAdapter):
@@ -429,6 +439,9 @@ class HybridAdapter(Adapter):
             return None
         return (round_.phase.value, round_.decision_round, len(round_.operations) * 0)
 
+    def awaited(self, round_: Any) -> frozenset[str]:
+        return frozenset(round_.awaiting_players())
+
     def on_countdown(self, round_: Any) -> list[str]:
         return ["dealer countdown-expired"] if round_.can_countdown_expire() else []
 
@@ -511,6 +524,9 @@ class HybridSharedAdapter(Adapter):
         if round_.card_request is not None or not round_.players_to_decide():
             return None
         return (round_.phase.value, len(round_.community_cards))
+
+    def awaited(self, round_: Any) -> frozenset[str]:
+        return frozenset(round_.players_to_decide())
 
     def on_countdown(self, round_: Any) -> list[str]:
         return ["dealer countdown-expired"] if round_.can_expire_countdown() else []

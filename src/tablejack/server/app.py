@@ -69,6 +69,7 @@ def create_app(
     broadcast_interval: float = 0.0,
     commit_window: float = 0.0,
     step_window: float = 0.0,
+    step_wait: float = 0.0,
     reader_port: int | None = None,
     reader_host: str = "127.0.0.1",
     reader_tls: ssl.SSLContext | None = None,
@@ -83,7 +84,9 @@ def create_app(
     ``setup`` runs once the floor is up (the demo uses it to add players and tokens).
     ``broadcast_interval``: a table's updates at least this far apart (seconds);
     ``step_window``: how long a table's worker gathers the terminals' requests that follow
-    the first into one step (seconds); ``commit_window``: the store's group commit window
+    the first into one step (seconds), ``step_wait``: in a decision window, how long at most
+    it waits for the answer of every player the window waits for (seconds; never less than
+    ``step_window``); ``commit_window``: the store's group commit window
     (seconds, :attr:`Store.commit_window`).
     ``reader_port``: also listen for card readers on a raw TCP port
     (:mod:`tablejack.server.reader`; 0 = any free port, in ``app.state.reader_port``), over TLS
@@ -107,7 +110,11 @@ def create_app(
         store = await Store.open(db_url, **({} if lease is None else lease_options(lease)))
         store.commit_window = commit_window
         floor = make_floor(
-            store, clock=clock, broadcast_interval=broadcast_interval, step_window=step_window
+            store,
+            clock=clock,
+            broadcast_interval=broadcast_interval,
+            step_window=step_window,
+            step_wait=step_wait,
         )
         app.state.floor = floor
         if checkpoints is not None:

@@ -19,6 +19,9 @@ __all__ = ["register"]
 DEFAULT_DB = "tablejack.sqlite"
 STEP_MS = 3.0
 """``serve``'s step window by default, in milliseconds (docs/server.md, "Running it")."""
+STEP_WAIT_MS = 12.0
+"""``serve``'s longest wait, in a decision window, for every awaited player's answer, in
+milliseconds (docs/server.md, "Running it")."""
 COMMIT_MS = 2.0
 """``serve``'s group commit window by default, in milliseconds (docs/server.md, "Running it")."""
 
@@ -86,6 +89,14 @@ def register(app: typer.Typer) -> None:
                 "next turn; docs/server.md)."
             ),
         ] = STEP_MS,
+        step_wait_ms: Annotated[
+            float,
+            typer.Option(
+                help="In a decision window a table's step waits for the answer of every player "
+                "the window waits for: at once when all have answered, this long at most "
+                "(never less than --step-ms; docs/server.md)."
+            ),
+        ] = STEP_WAIT_MS,
         commit_ms: Annotated[
             float,
             typer.Option(
@@ -235,6 +246,7 @@ def register(app: typer.Typer) -> None:
             broadcast_interval=batch_ms / 1000,
             commit_window=commit_ms / 1000,
             step_window=step_ms / 1000,
+            step_wait=step_wait_ms / 1000,
             reader_port=reader_port,
             reader_host=host,
             reader_tls=tls,
@@ -272,7 +284,8 @@ def register(app: typer.Typer) -> None:
             typer.echo("  WARNING: --unsigned: no signed checkpoints (development only)")
         typer.echo(f"  event loop: {event_loop()}")
         typer.echo(
-            f"  steps gathered for {step_ms:g} ms, commits for {commit_ms:g} ms"
+            f"  steps gathered for {step_ms:g} ms (a decision round's up to "
+            f"{max(step_ms, step_wait_ms):g} ms), commits for {commit_ms:g} ms"
             + (f", updates at least {batch_ms:g} ms apart" if batch_ms else "")
         )
         if demo:

@@ -30,6 +30,7 @@ def make_floor(
     clock: Callable[[], float] = time.time,
     broadcast_interval: float = 0.0,
     step_window: float = 0.0,
+    step_wait: float = 0.0,
 ) -> Floor:
     """A floor on ``store`` whose tables are locked by the floor's tilts and whose shoes are
     counted by its card inventory (PA 605a)."""
@@ -40,4 +41,5 @@ def make_floor(
         clock=clock,
         broadcast_interval=broadcast_interval,
         step_window=step_window,
+        step_wait=step_wait,
     )

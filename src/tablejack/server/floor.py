@@ -287,6 +287,7 @@ class Floor:
         clock: Callable[[], float] = time.time,
         broadcast_interval: float = 0.0,
         step_window: float = 0.0,
+        step_wait: float = 0.0,
     ) -> None:
         self.store = store
         self.lockout = lockout
@@ -301,6 +302,9 @@ class Floor:
         """Seconds a table's worker, idle when a terminal's request arrives, waits for the
         requests that follow it, to apply them all as one step (0: those waiting at the next
         loop turn; :meth:`Table._work <tablejack.server.table.Table>`)."""
+        self.step_wait = step_wait
+        """Seconds at most a table's worker waits, in a decision window, for the answers of
+        every player the window waits for (never less than :attr:`step_window`)."""
         self.tables: dict[str, Table] = {}
         self.balances: dict[str, int] = {}
         self.connections: set[Connection] = set()

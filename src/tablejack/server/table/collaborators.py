@@ -45,6 +45,11 @@ class Host(Protocol):
         requests that follow it, to apply them all as one step (0: those waiting at the next
         loop turn)."""
 
+    @property
+    def step_wait(self) -> float:
+        """Seconds at most a table's worker waits, in a decision window, for the answers of
+        every player the window waits for."""
+
     def clock(self) -> float:
         """The floor clock in seconds."""
 

@@ -84,6 +84,11 @@ class _Request:
     future: asyncio.Future[dict[str, Any]]
 
 
+def _finish(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
 def _applier(text: str) -> Callable[[Any], None]:
     def apply(round_: Any) -> None:
         apply_command(round_, text)
@@ -166,6 +171,13 @@ class Table(TableViews):
         self.step_window = floor.step_window
         """Seconds the worker, idle when a request arrives, waits for those that follow it
         (see :meth:`_submit`)."""
+        self.step_wait = max(floor.step_wait, self.step_window)
+        """Seconds at most the worker waits, in a decision window, for the answers of every
+        player the window waits for (see :meth:`_gather`)."""
+        self._missing: set[str] = set()
+        """The awaited players with no request waiting yet, while the worker gathers."""
+        self._gathered: asyncio.Future[None] | None = None
+        """Done when :attr:`_missing` empties (the worker then stops gathering)."""
         self.stopped = False
         """Stopped (shutdown, or the table moved to another process): no clock, automated
         dealer or broadcast starts again."""
@@ -601,19 +613,50 @@ class Table(TableViews):
         A worker that was idle when a request arrives first waits the table's
         :attr:`step_window` for the requests that follow it: the terminals of a table answer
         the same update within a few milliseconds of each other, and the first to answer would
-        otherwise make a step, a transaction and an update of its own. Requests that arrive
-        while a batch is being applied and committed go in the next batch at once."""
+        otherwise make a step, a transaction and an update of its own. In a decision window it
+        waits instead for every player the window waits for, :attr:`step_wait` at most
+        (:meth:`_gather`). Requests that arrive while a batch is being applied and committed go
+        in the next batch at once."""
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._queue.append(_Request(step, player, command_id, future))
         if self._worker is None or self._worker.done():
             self._worker = asyncio.create_task(self._work())
+        elif self._missing:
+            self._missing.discard(player)
+            if not self._missing and self._gathered is not None and not self._gathered.done():
+                self._gathered.set_result(None)
         return await future
 
     async def _work(self) -> None:
-        if self.step_window > 0:
-            await asyncio.sleep(self.step_window)
+        if self.step_wait > 0:  # (never less than the step window)
+            await self._gather()
         while self._queue:
             await self._apply_waiting()
+
+    async def _gather(self) -> None:
+        """The step window. In a decision window, whose players the table knows, the worker
+        waits until every one of them has a request waiting — at once when they all have,
+        :attr:`step_wait` at most when some are slow — so one decision round is one step;
+        otherwise (wagers: who will wager is unknown) it waits :attr:`step_window`."""
+        round_ = self.round
+        missing = set(self.adapter.awaited(round_)) if round_ is not None else set()
+        if not missing:
+            if self.step_window > 0:
+                await asyncio.sleep(self.step_window)
+            return
+        missing.difference_update(request.player for request in self._queue)
+        if not missing:
+            return
+        loop = asyncio.get_running_loop()
+        gathered = self._gathered = loop.create_future()
+        self._missing = missing
+        timer = loop.call_later(self.step_wait, _finish, gathered)
+        try:
+            await gathered
+        finally:
+            timer.cancel()
+            self._missing = set()
+            self._gathered = None
 
     async def _apply_waiting(self) -> None:
         """Apply the requests waiting now as one batch, under the table's lock, then announce
