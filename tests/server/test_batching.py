@@ -197,6 +197,13 @@ class _Watcher:
         self.updates.append(asyncio.get_running_loop().time())
 
 
+def _watch(table: Table, store: Store) -> tuple[_Watcher, int, float]:
+    """A watcher on ``table``, the store's transactions so far and the loop's clock now."""
+    watcher = _Watcher()
+    table.subscribers.add(watcher)
+    return watcher, store.transactions, asyncio.get_running_loop().time()
+
+
 @pytest.mark.parametrize("interval", [0.0, 0.3])
 def test_updates_are_at_least_the_broadcast_interval_apart(tmp_path: Path, interval: float) -> None:
     """``--batch-ms``: a change after a quiet spell is sent at once; changes within the
@@ -246,11 +253,8 @@ def test_requests_within_the_step_window_are_applied_as_one_step(
         )
         try:
             await asyncio.sleep(0.05)  # the set-up's update went
-            watcher = _Watcher()
-            table.subscribers.add(watcher)
-            before = store.transactions
+            watcher, before, started = _watch(table, store)
             loop = asyncio.get_running_loop()
-            started = loop.time()
 
             async def wager(n: int, player: str) -> Any:
                 await asyncio.sleep(0.04 * n)
@@ -367,11 +371,8 @@ def test_a_decision_round_is_one_step_once_every_awaited_player_has_answered(
             table = await _all_deciding(floor)
             assert floor.tables["A1"].adapter.awaited(table.round) == {"ann", "bob", "cat"}
             await asyncio.sleep(0.05)
-            watcher = _Watcher()
-            table.subscribers.add(watcher)
-            before = store.transactions
+            watcher, before, started = _watch(table, store)
             loop = asyncio.get_running_loop()
-            started = loop.time()
 
             async def stand(n: int, player: str) -> Any:
                 await asyncio.sleep(0.1 * n)
