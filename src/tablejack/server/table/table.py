@@ -623,8 +623,8 @@ class Table(TableViews):
             self._worker = asyncio.create_task(self._work())
         elif self._missing:
             self._missing.discard(player)
-            if not self._missing and self._gathered is not None and not self._gathered.done():
-                self._gathered.set_result(None)
+            if not self._missing and self._gathered is not None:
+                _finish(self._gathered)
         return await future
 
     async def _work(self) -> None:
