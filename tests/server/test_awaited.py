@@ -16,6 +16,9 @@ from tablejack.server.compose import make_floor
 from tablejack.server.table import Table, TableConfig
 from tablejack.store import Store
 
+TERMINALS = {"ann": "EWT-1", "bob": "EWT-2"}
+"""Each player's terminal."""
+
 
 async def _dealt(tmp_path: Path, rules: Any, cards: str) -> tuple[Store, Table]:
     """A table on a fresh SQLite file whose round is dealt from ``cards``: ann at position 1
@@ -46,7 +49,7 @@ def _awaiting_on_terminals(table: Table) -> set[str]:
     return {
         player
         for player in ("ann", "bob")
-        if (table.player_state(player, f"EWT-{1 if player == 'ann' else 2}")["view"] or {})
+        if (table.player_state(player, TERMINALS[player])["view"] or {})
         .get("you", {})
         .get("awaiting_decision")
     }
@@ -61,8 +64,7 @@ def _steps(tmp_path: Path, rules: Any, cards: str, stands: list[str]) -> list[fr
             seen = [table.adapter.awaited(table.round)]
             assert seen[0] == _awaiting_on_terminals(table)
             for n, player in enumerate(stands):
-                terminal = f"EWT-{1 if player == 'ann' else 2}"
-                await table.action(player, terminal, "stand", None, None, f"s{n}")
+                await table.action(player, TERMINALS[player], "stand", None, None, f"s{n}")
                 seen.append(table.adapter.awaited(table.round))
             return seen
         finally:
