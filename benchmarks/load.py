@@ -26,9 +26,9 @@ With ``--processes N`` (PostgreSQL only: an SQLite floor is one process) the flo
 bots start once every process holds its share, each connecting to its table's process (as a
 load balancer that knows the tables would send it; ``--route spread`` sends each to the
 processes in turn instead, so most are forwarded). The report gives each process's tables,
-rounds, CPU, memory and latencies, and the floor's. For a before/after measured in one run,
-run this file with an earlier commit's package first (``PYTHONPATH=/tmp/old/src``; with one
-process it uses nothing newer).
+rounds, CPU, memory (with ``--soak``, its memory over the run too) and latencies, and the
+floor's. For a before/after measured in one run, run this file with an earlier commit's
+package first (``PYTHONPATH=/tmp/old/src``; with one process it uses nothing newer).
 
 The bots run in ``--bot-processes`` processes (default 2; each plays whole tables, all start
 together), on the same machine: on a 2-core machine they compete with the server for the CPU,
@@ -109,6 +109,14 @@ def soak_report(memory: list[float]) -> dict[str, object]:
         "soak_rss_trend_mb_per_10_min": round(slope * 600, 2),
         "soak_rss_flat": flat,
     }
+
+
+def floor_soak_report(memory: list[list[float]]) -> dict[str, object]:
+    """:func:`soak_report` for the floor (each process's RSS samples in ``memory``): the
+    largest process's tenths and trend, and flat only when every process's memory is."""
+    reports = [soak_report(samples) for samples in memory]
+    largest = max(range(len(memory)), key=lambda number: max(memory[number]))
+    return {**reports[largest], "soak_rss_flat": all(r["soak_rss_flat"] for r in reports)}
 
 
 SETUP = Actor(Role.OPERATOR, "load set-up")
@@ -730,7 +738,7 @@ async def main() -> None:
             "sum_of_all_accounts": total,
             "ledger_problems": [p for p in problems if not p.startswith("refused")],
             "top_refusals": [p for p in problems if p.startswith("refused")],
-            **(soak_report(memory[0]) if args.soak else {}),
+            **(floor_soak_report(memory) if args.soak else {}),
             "setup_seconds": round(setup_seconds, 1),
             "cpus": os.cpu_count(),
         }
@@ -752,6 +760,7 @@ async def main() -> None:
                         "latency_p50_ms": percentile(mine, 50),
                         "latency_p99_ms": percentile(mine, 99),
                         "rss_mb_peak": round(max(memory[number]), 1),
+                        **(soak_report(memory[number]) if args.soak else {}),
                     }
                 )
             report["per_process"] = per_process

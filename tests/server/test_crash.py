@@ -9,13 +9,10 @@ import os
 import random
 import signal
 import subprocess
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from tablejack.server.adapters import adapter_for
 from tablejack.server.botclient import run_bot
-from tablejack.server.table import replay_round
 from tablejack.server.testing import free_port, start_serve, wait_listening
 from tablejack.store import Store
 from tablejack.store import credentials as creds
@@ -24,6 +21,8 @@ from tablejack.store.policy import Actor, Role
 from tablejack.store.testing import Backend
 from tablejack.store.verify import verify
 from tablejack.store.vouchers import register_terminal
+
+from .conftest import account_for_rounds
 
 SETUP = Actor(Role.OPERATOR, "set-up")
 CAGE = Actor(Role.CASHIER, "cage")
@@ -129,43 +128,7 @@ async def account_for_everything(db: str, keys: Path, *, strict: bool = False) -
         )
         assert report.problems == []
         assert report.checkpoints > 0
-        balances = await store.accounts()
-        expected = dict.fromkeys(PLAYERS, CREDIT)
-        escrow_expected: dict[str, int] = defaultdict(int)
-        statuses: dict[str, int] = defaultdict(int)
-        for row in await store.rounds(limit=10**9):
-            statuses[row["status"]] += 1
-            round_ = replay_round(await store.events(row["id"]), adapter_for(row["game"]))
-            escrow = f"escrow:{row['table_id']}"
-            held: dict[int, int] = defaultdict(int)
-            for entry in await store.ledger_of_round(row["id"]):
-                if entry["to_account"] == escrow:
-                    held[entry["wager_id"]] += entry["amount"]
-                if entry["from_account"] == escrow:
-                    held[entry["wager_id"]] -= entry["amount"]
-            settled = {s.wager_id: s for s in round_.settlements}
-            for settlement in round_.settlements:
-                expected[settlement.player] += settlement.net
-            for wager in round_.wagers:
-                if wager.id in settled:
-                    assert held[wager.id] == 0, (row["id"], wager)
-                elif row["status"] == "voided":
-                    assert held[wager.id] == 0, (row["id"], wager)  # refunded
-                else:
-                    assert row["status"] in ("open", "irregular"), row
-                    assert held[wager.id] == wager.amount, (row["id"], wager)
-                    expected[wager.player] -= wager.amount
-                    escrow_expected[escrow] += wager.amount
-            if row["status"] == "complete":
-                assert round_.is_complete
-                round_.house_net()  # every wager settled exactly once
-        for player in PLAYERS:
-            assert balances[player] == expected[player], player
-        for table in ("A1", "C1"):
-            escrow = f"escrow:{table}"
-            assert balances[escrow] == escrow_expected[escrow], escrow
-        assert sum(balances.values()) == 0
-        return dict(statuses)
+        return await account_for_rounds(store, PLAYERS, CREDIT, ("A1", "C1"))
     finally:
         await store.close()
 

@@ -21,7 +21,6 @@ import os
 import signal
 import subprocess
 import time
-from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,9 +28,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from tablejack.server.adapters import adapter_for
 from tablejack.server.botclient import Timings, run_bot
-from tablejack.server.table import replay_round
 from tablejack.server.testing import free_port, start_serve, wait_listening
 from tablejack.store import Store
 from tablejack.store import credentials as creds
@@ -40,6 +37,8 @@ from tablejack.store.policy import Actor, Role
 from tablejack.store.testing import Backend
 from tablejack.store.verify import verify
 from tablejack.store.vouchers import register_terminal
+
+from .conftest import account_for_rounds
 
 pytestmark = pytest.mark.slow
 
@@ -190,41 +189,7 @@ async def account_for_everything(db_url: str, keys: Path, files: Sequence[Path])
                 store, public_keys=[load_public_key(keys / "checkpoint.pub")], checkpoint_file=file
             )
             assert report.problems == [], report.problems
-        balances = await store.accounts()
-        expected = dict.fromkeys(PLAYERS, CREDIT)
-        escrow_expected: dict[str, int] = defaultdict(int)
-        statuses: dict[str, int] = defaultdict(int)
-        for row in await store.rounds(limit=10**9):
-            statuses[row["status"]] += 1
-            round_ = replay_round(await store.events(row["id"]), adapter_for(row["game"]))
-            escrow = f"escrow:{row['table_id']}"
-            held: dict[int, int] = defaultdict(int)
-            settled_rows: dict[int, int] = defaultdict(int)
-            for entry in await store.ledger_of_round(row["id"]):
-                if entry["to_account"] == escrow:
-                    held[entry["wager_id"]] += entry["amount"]
-                if entry["from_account"] == escrow:
-                    held[entry["wager_id"]] -= entry["amount"]
-                if entry["kind"] != "wager":
-                    settled_rows[entry["wager_id"]] += 1
-            settled = {s.wager_id for s in round_.settlements}
-            assert len(settled) == len(round_.settlements), row["id"]  # each settled once
-            for settlement in round_.settlements:
-                expected[settlement.player] += settlement.net
-            for wager in round_.wagers:
-                if wager.id in settled or row["status"] == "voided":
-                    assert held[wager.id] == 0, (row["id"], wager)
-                else:
-                    assert row["status"] in ("open", "irregular"), row
-                    assert held[wager.id] == wager.amount, (row["id"], wager)
-                    expected[wager.player] -= wager.amount
-                    escrow_expected[escrow] += wager.amount
-        for player in PLAYERS:
-            assert balances[player] == expected[player], player
-        for table in TABLE_IDS:
-            assert balances[f"escrow:{table}"] == escrow_expected[f"escrow:{table}"], table
-        assert sum(balances.values()) == 0
-        return dict(statuses)
+        return await account_for_rounds(store, PLAYERS, CREDIT, TABLE_IDS)
     finally:
         await store.close()
 

@@ -32,7 +32,7 @@ def run_load(*arguments: str) -> subprocess.CompletedProcess[str]:
 
 def test_load_reports_each_process_of_a_floor_and_the_floor(postgres: Backend) -> None:
     done = run_load(
-        "--tables", "4", "--terminals", "2", "--seconds", "8", "--warmup", "2",
+        "--tables", "4", "--terminals", "2", "--soak", "8", "--warmup", "2",
         "--processes", "2", "--db", postgres.server_url, "--json",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -47,6 +47,12 @@ def test_load_reports_each_process_of_a_floor_and_the_floor(postgres: Backend) -
     assert report["steps_per_round"] >= 3  # open, the wagers, the clock's close and deal, …
     assert report["sum_of_all_accounts"] == 0
     assert report["ledger_problems"] == []
+    # --soak: each process's memory over the run, and the floor flat only if each is
+    assert all(row["soak_rss_mb_by_tenth"] for row in per_process)
+    peak = max(row["rss_mb_peak"] for row in per_process)  # the floor's: the largest's
+    largest = [row["soak_rss_mb_by_tenth"] for row in per_process if row["rss_mb_peak"] == peak]
+    assert report["soak_rss_mb_by_tenth"] in largest
+    assert report["soak_rss_flat"] == all(row["soak_rss_flat"] for row in per_process)
 
 
 def test_load_refuses_several_processes_on_sqlite() -> None:
