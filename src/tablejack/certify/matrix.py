@@ -1,6 +1,6 @@
 """The clause matrix: which tests and scenarios prove which clause, by the clause ids they carry.
 
-* A **test** carries its clauses in its name (``DESIGN.md``: tests name the clause they check):
+* A **test** carries its clauses in its name (``docs/architecture.md``: tests name the clause they check):
   ``test_633b16_h_settles_before_blackjack_wager`` → ``PA 633b.16(h)``;
   ``test_633c5_aa1_ii_blackjack_paid…`` → ``PA 633c.5(aa)(1)(ii)``;
   ``test_633c5_z_c2_countdown…`` → ``PA 633c.5(z)`` and ``PA 633c.5(c)(2)``;

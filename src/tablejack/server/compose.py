@@ -1,7 +1,7 @@
 """The composition root of a floor: the one place that wires the table runtime to the floor's
 Chapter 605a duties.
 
-The rooms of the server depend one way (DESIGN.md, "The server's rooms"): the table runtime
+The rooms of the server depend one way (docs/architecture.md, "The server's rooms"): the table runtime
 (:mod:`tablejack.server.table`) knows none of the others; the floor
 (:mod:`tablejack.server.floor`) runs tables and knows none of its duties; the duties — tilts
 (:mod:`~tablejack.server.tilts`), the card inventory (:mod:`~tablejack.server.inventory`), the

@@ -1,5 +1,5 @@
 """The table room: one table's runtime — its round, its clock, its card input, its write path
-and its broadcast (DESIGN.md, "The server's rooms").
+and its broadcast (docs/architecture.md, "The server's rooms").
 
 A :class:`Table` imports nothing of the floor or the API: the floor that runs it and its
 collaborators (its tilts, its shoe's card inventory) are handed to it as the small interfaces of
