@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Protocol
 
 from tablejack.core.cards import Card
 from tablejack.core.errors import IllegalActionError, InvalidNotationError
+from tablejack.core.hands import Hand
 from tablejack.core.money import format_cents
 from tablejack.core.records import (
     Operation,
@@ -244,29 +245,98 @@ class RoundRecords:
             )
         self._verify_unit(amount, "double", "PA 633a.6")
 
-    def _verify_split(
-        self, cards: list[Card], hands: int, split_aces: bool, rule: str = "PA 633a.11"
+    def _verify_double_start(
+        self,
+        hand: Hand,
+        *,
+        rule: str,
+        after_split_rule: str,
+        split_aces: bool = False,
+        split_rule: str = "PA 633a.11",
+        no_draw_rule: str | None = None,
     ) -> None:
-        """Raise unless a hand of ``cards`` may be split: two cards of identical value
-        (§ 633a.11(a)), fewer than the rules' most hands, and split aces only with resplitting
-        aces (§ 633a.11(c)); ``hands`` is how many hands the player has now."""
+        """Raise unless ``hand`` may be doubled as far as its cards go — the checks every game
+        makes before its own: the first two cards only (``rule``), after a split only where
+        the rules allow it (``after_split_rule``), never on a split ace that takes one card
+        (``split_rule``), and, where ``no_draw_rule`` is given, never on a 21."""
         rules = self.rules
+        if len(hand) != 2:
+            raise IllegalActionError(
+                f"A double down is made on the first two cards of a hand only; this hand has "
+                f"{len(hand)} ({rule}).",
+                rule=rule,
+            )
+        if hand.from_split and not rules.double_after_split:
+            raise IllegalActionError(
+                f"These rules do not allow a double down after a split ({after_split_rule}).",
+                rule=after_split_rule,
+            )
+        if split_aces and rules.one_card_to_split_aces:
+            raise IllegalActionError(
+                f"A split ace receives one card only ({split_rule}).", rule=split_rule
+            )
+        if no_draw_rule is not None and hand.total >= 21:
+            raise IllegalActionError(
+                f"A hand of {hand.total} may not draw ({no_draw_rule}).", rule=no_draw_rule
+            )
+
+    def _verify_insurance_amount(self, wager: int, amount: int | None, rule: str, of: str) -> None:
+        """Raise unless ``amount`` (None: half of ``wager``) may insure a wager of ``wager``:
+        a positive amount of at most half of it (§ 633a.8); ``of`` names the wager insured."""
+        limit = wager // 2
+        if amount is None:
+            if limit < 1:
+                raise IllegalActionError(
+                    f"Half of {of} of {format_cents(wager)} is less than a cent: there is nothing "
+                    f"to insure ({rule}).",
+                    rule=rule,
+                )
+            return
+        if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
+            raise IllegalActionError(
+                f"An insurance wager of {amount!r} is not a positive amount ({rule}).", rule=rule
+            )
+        if amount > limit:
+            raise IllegalActionError(
+                f"Insurance of {format_cents(amount)} exceeds half {of}, {format_cents(limit)} "
+                f"({rule}).",
+                rule=rule,
+            )
+
+    @staticmethod
+    def _verify_pair(cards: list[Card], rule: str) -> None:
+        """Raise unless ``cards`` are two cards of identical value, which alone may be split
+        (§ 633a.11(a); A-12: value, not rank)."""
         if len(cards) != 2 or cards[0].points != cards[1].points:
             shown = " ".join(card.display for card in cards)
             raise IllegalActionError(
-                f"Only two cards of identical value may be split, not {shown} ({rule}(a)).",
-                rule=f"{rule}(a)",
+                f"Only a pair, two cards of identical value, may be split, not {shown} ({rule}).",
+                rule=rule,
             )
+
+    def _verify_split(
+        self,
+        cards: list[Card],
+        hands: int,
+        split_aces: bool,
+        rule: str = "PA 633a.11(a)",
+        count_rule: str = "PA 633a.11(c)",
+    ) -> None:
+        """Raise unless a hand of ``cards`` may be split: a pair (``rule``), fewer than the
+        rules' most hands, and split aces only with resplitting aces (``count_rule``);
+        ``hands`` is how many hands the player has now."""
+        rules = self.rules
+        self._verify_pair(cards, rule)
         if hands >= rules.max_split_hands:
             raise IllegalActionError(
                 f"These rules allow at most {rules.max_split_hands} hands from one by splitting "
-                f"({rule}(c)).",
-                rule=f"{rule}(c)",
+                f"({count_rule}).",
+                rule=count_rule,
             )
         if split_aces and not rules.resplit_aces:
             raise IllegalActionError(
-                f"These rules do not allow split aces to be split again ({rule}(c)).",
-                rule=f"{rule}(c)",
+                f"These rules do not allow split aces to be split again ({count_rule}).",
+                rule=count_rule,
             )
 
     # -- commands ------------------------------------------------------------------------------

@@ -349,25 +349,7 @@ class ClassicRound(SeatTurns):
             raise IllegalActionError(
                 f"Seat {seat} has already decided on insurance ({INSURANCE}).", rule=INSURANCE
             )
-        limit = state.wager // 2
-        if amount is None and limit < 1:
-            raise IllegalActionError(
-                f"Half of a Blackjack Wager of {format_cents(state.wager)} is less than a cent: "
-                f"there is nothing to insure ({INSURANCE}).",
-                rule=INSURANCE,
-            )
-        if amount is not None:
-            if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
-                raise IllegalActionError(
-                    f"An insurance wager of {amount!r} is not a positive amount ({INSURANCE}).",
-                    rule=INSURANCE,
-                )
-            if amount > limit:
-                raise IllegalActionError(
-                    f"Insurance of {format_cents(amount)} exceeds half the Blackjack Wager, "
-                    f"{format_cents(limit)} ({INSURANCE}).",
-                    rule=INSURANCE,
-                )
+        self._verify_insurance_amount(state.wager, amount, INSURANCE, "the Blackjack Wager")
 
     def can_take_insurance(self, seat: int, amount: int | None = None) -> bool:
         """Whether :meth:`take_insurance` would succeed."""
@@ -594,22 +576,14 @@ class ClassicRound(SeatTurns):
     def verify_doubling_down(self, seat: int, amount: int | None = None) -> None:
         """Raise unless ``seat`` may double its current hand by ``amount`` (§ 633a.10)."""
         hand = self._verify_turn(seat, "double down", DOUBLE)
-        rules = self.rules
-        if len(hand.hand) != 2:
-            raise IllegalActionError(
-                f"A double down is made on the first two cards of a hand only; this hand has "
-                f"{len(hand.hand)} ({DOUBLE}).",
-                rule=DOUBLE,
-            )
-        if hand.hand.from_split and not rules.double_after_split:
-            raise IllegalActionError(
-                f"These rules do not allow a double down after a split ({SPLIT}(c)).",
-                rule=f"{SPLIT}(c)",
-            )
-        if hand.split_aces and rules.one_card_to_split_aces:
-            raise IllegalActionError(f"A split ace receives one card only ({SPLIT}).", rule=SPLIT)
-        if hand.hand.total >= 21:
-            raise IllegalActionError(f"A hand of 21 may not draw ({DEAL}).", rule=DEAL)
+        self._verify_double_start(
+            hand.hand,
+            rule=DOUBLE,
+            after_split_rule=f"{SPLIT}(c)",
+            split_aces=hand.split_aces,
+            split_rule=SPLIT,
+            no_draw_rule=DEAL,
+        )
         self._verify_double(hand.hand.total, hand.amount, amount, DOUBLE)
 
     def can_double_down(self, seat: int, amount: int | None = None) -> bool:
@@ -638,7 +612,9 @@ class ClassicRound(SeatTurns):
         """Raise unless ``seat`` may split its current hand (§ 633a.11)."""
         hand = self._verify_turn(seat, "split", SPLIT)
         state = self.seats[seat]
-        self._verify_split(hand.hand.cards, len(state.hands), hand.split_aces, SPLIT)
+        self._verify_split(
+            hand.hand.cards, len(state.hands), hand.split_aces, f"{SPLIT}(a)", f"{SPLIT}(c)"
+        )
 
     def can_split(self, seat: int) -> bool:
         """Whether :meth:`split` would succeed."""

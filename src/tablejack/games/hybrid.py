@@ -537,21 +537,7 @@ class HybridRound(RoundRecords):
         """Raise unless ``player`` may insure for ``amount`` (at most half his Blackjack
         Wager)."""
         state = self._verify_insurance_window(player, INSURANCE)
-        if amount is not None:
-            limit = state.wager // 2
-            if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
-                raise IllegalActionError(
-                    f"An insurance wager of {amount!r} is not a positive amount ({INSURANCE}).",
-                    rule=INSURANCE,
-                )
-            if amount > limit:
-                raise IllegalActionError(
-                    f"Insurance of {format_cents(amount)} exceeds half the Blackjack Wager, "
-                    f"{format_cents(limit)} ({INSURANCE}).",
-                    rule=INSURANCE,
-                )
-        elif state.wager // 2 < 1:  # pragma: no cover - the table minimum is at least 1 unit
-            raise IllegalActionError(f"Nothing to insure ({INSURANCE}).", rule=INSURANCE)
+        self._verify_insurance_amount(state.wager, amount, INSURANCE, "the Blackjack Wager")
 
     def can_take_insurance(self, player: str, amount: int | None = None) -> bool:
         """Whether :meth:`take_insurance` would succeed."""
@@ -854,25 +840,15 @@ class HybridRound(RoundRecords):
     ) -> None:
         """Raise unless ``player`` may double his current hand by ``amount`` (§ 633a.10)."""
         _, current = self._verify_decision(player, "double down", DOUBLE, position, hand)
-        rules = self.rules
         cards = current.hand
-        if len(cards) != 2:
-            raise IllegalActionError(
-                f"A double down is made on the first two cards of a hand only; this hand has "
-                f"{len(cards)} ({DOUBLE}).",
-                rule=DOUBLE,
-            )
-        if cards.from_split and not rules.double_after_split:
-            raise IllegalActionError(
-                f"These rules do not allow a double down after a split ({SPLIT}(c)).",
-                rule=f"{SPLIT}(c)",
-            )
-        if current.split_aces and rules.one_card_to_split_aces:
-            raise IllegalActionError(f"A split ace receives one card only ({SPLIT}).", rule=SPLIT)
-        if cards.total >= 21:
-            raise IllegalActionError(
-                f"A Blackjack or a total of 21 may not draw ({NO_DRAW}).", rule=NO_DRAW
-            )
+        self._verify_double_start(
+            cards,
+            rule=DOUBLE,
+            after_split_rule=f"{SPLIT}(c)",
+            split_aces=current.split_aces,
+            split_rule=SPLIT,
+            no_draw_rule=NO_DRAW,
+        )
         self._verify_double(cards.total, current.amount, amount, DOUBLE)
 
     def can_double_down(
@@ -928,7 +904,9 @@ class HybridRound(RoundRecords):
     ) -> None:
         """Raise unless ``player`` may split his current hand (§ 633a.11)."""
         state, current = self._verify_decision(player, "split", SPLIT, position, hand)
-        self._verify_split(current.hand.cards, len(state.hands), current.split_aces, SPLIT)
+        self._verify_split(
+            current.hand.cards, len(state.hands), current.split_aces, f"{SPLIT}(a)", f"{SPLIT}(c)"
+        )
 
     def can_split(
         self, player: str, *, position: int | None = None, hand: int | None = None

@@ -479,19 +479,7 @@ class HybridSharedRound(RoundRecords):
         now: the dealer's first card is an ace and no community card is out ((z); A-8: a
         Blackjack holder may insure, there is no separate even money)."""
         state = self._verify_insurance(player)
-        if amount is not None:
-            limit = state.wager // 2
-            if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
-                raise IllegalActionError(
-                    f"An insurance wager of {amount!r} is not a positive amount ({DECISIONS}).",
-                    rule=DECISIONS,
-                )
-            if amount > limit:
-                raise IllegalActionError(
-                    f"Insurance of {format_cents(amount)} exceeds half the Blackjack Wager, "
-                    f"{format_cents(limit)} ({DECISIONS}; PA 633a.8).",
-                    rule=DECISIONS,
-                )
+        self._verify_insurance_amount(state.wager, amount, DECISIONS, "the Blackjack Wager")
 
     def _verify_insurance(self, player: str) -> PlayerState:
         if self.card_request is not None or self.phase is not Phase.PLAYING:
@@ -679,19 +667,8 @@ class HybridSharedRound(RoundRecords):
         """Raise unless ``player`` may double the hand by ``amount`` (§ 633a.10): two cards,
         after a split only with DAS, within the double-down totals."""
         hand = self._verify_decision(player, "double down", DOUBLE)
-        rules = self.rules
         cards = hand.hand
-        if len(cards) != 2:
-            raise IllegalActionError(
-                f"A double down is made on the first two cards of a hand only; this hand has "
-                f"{len(cards)} ({DOUBLE}).",
-                rule=DOUBLE,
-            )
-        if cards.from_split and not rules.double_after_split:
-            raise IllegalActionError(
-                f"These rules do not allow a double down after a split ({SPLIT}(c)).",
-                rule=f"{SPLIT}(c)",
-            )
+        self._verify_double_start(cards, rule=DOUBLE, after_split_rule=f"{SPLIT}(c)")
         self._verify_double(cards.total, hand.amount, amount, DOUBLE)
 
     def can_double_down(self, player: str, amount: int | None = None) -> bool:
@@ -736,13 +713,7 @@ class HybridSharedRound(RoundRecords):
                 f"({DECISIONS}).",
                 rule=DECISIONS,
             )
-        cards = hand.hand.cards
-        if len(cards) != 2 or cards[0].points != cards[1].points:
-            shown = " ".join(card.display for card in cards)
-            raise IllegalActionError(
-                f"Only two cards of identical value may be split, not {shown} ({SPLIT}(a)).",
-                rule=f"{SPLIT}(a)",
-            )
+        self._verify_pair(hand.hand.cards, f"{SPLIT}(a)")
 
     def can_split(self, player: str) -> bool:
         """Whether :meth:`split` would succeed."""

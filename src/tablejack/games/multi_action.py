@@ -506,23 +506,7 @@ class MultiActionRound(SeatTurns):
     def verify_taking_insurance(self, seat: int, amount: int | None = None) -> None:
         """Raise unless ``seat`` may insure for ``amount`` (at most half its spot-1 wager)."""
         state = self._verify_insurance_window(seat)
-        if amount is not None:
-            limit = state.spots[0] // 2
-            if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
-                raise IllegalActionError(
-                    f"An insurance wager of {amount!r} is not a positive amount ({INSURANCE}).",
-                    rule=INSURANCE,
-                )
-            if amount > limit:
-                raise IllegalActionError(
-                    f"Insurance of {format_cents(amount)} exceeds half the spot 1 wager, "
-                    f"{format_cents(limit)} ({INSURANCE}).",
-                    rule=INSURANCE,
-                )
-        elif state.spots[0] // 2 < 1:
-            raise IllegalActionError(
-                f"Half the spot 1 wager is less than a cent ({INSURANCE}).", rule=INSURANCE
-            )
+        self._verify_insurance_amount(state.spots[0], amount, INSURANCE, "the spot 1 wager")
 
     def _verify_insurance_window(self, seat: int) -> SeatState:
         if self.phase is not Phase.INSURANCE:
@@ -608,18 +592,13 @@ class MultiActionRound(SeatTurns):
             raise IllegalActionError(
                 f"Double down is not offered under these rules ({DOUBLE}).", rule=DOUBLE
             )
-        if len(hand.hand) != 2:
-            raise IllegalActionError(
-                f"A double down is made on the first two cards only; this hand has "
-                f"{len(hand.hand)} ({DOUBLE}).",
-                rule=DOUBLE,
-            )
-        if hand.hand.from_split and not rules.double_after_split:
-            raise IllegalActionError(
-                f"These rules do not allow a double down after a split ({DOUBLE}).", rule=DOUBLE
-            )
-        if hand.split_aces and rules.one_card_to_split_aces:
-            raise IllegalActionError(f"A split ace receives one card only ({SPLIT}).", rule=SPLIT)
+        self._verify_double_start(
+            hand.hand,
+            rule=DOUBLE,
+            after_split_rule=DOUBLE,
+            split_aces=hand.split_aces,
+            split_rule=SPLIT,
+        )
         totals = {hand.hand.total}
         if rules.double_ace_value == "one-or-eleven":
             totals.add(hand.hand.hard_total)  # every ace counted as 1 ((b)(2)(iii))
@@ -702,23 +681,7 @@ class MultiActionRound(SeatTurns):
             raise IllegalActionError(
                 f"Splitting pairs is not offered under these rules ({SPLIT}).", rule=SPLIT
             )
-        cards = hand.hand.cards
-        if len(cards) != 2 or cards[0].points != cards[1].points:
-            shown = " ".join(card.display for card in cards)
-            raise IllegalActionError(
-                f"Only a pair, two cards of identical value, may be split, not {shown} ({SPLIT}).",
-                rule=SPLIT,
-            )
-        if len(state.hands) >= rules.max_split_hands:
-            raise IllegalActionError(
-                f"These rules allow at most {rules.max_split_hands} hands from one by splitting "
-                f"({SPLIT}).",
-                rule=SPLIT,
-            )
-        if hand.split_aces and not rules.resplit_aces:
-            raise IllegalActionError(
-                f"These rules do not allow split aces to be split again ({SPLIT}).", rule=SPLIT
-            )
+        self._verify_split(hand.hand.cards, len(state.hands), hand.split_aces, SPLIT, SPLIT)
 
     def can_split(self, seat: int) -> bool:
         """Whether :meth:`split` would succeed."""
