@@ -60,6 +60,11 @@ def _add_import(tree: Path, module: str, statement: str) -> None:
             "The server's rooms",
         ),
         ("tablejack.store.policy", "import tablejack.store.db  # noqa", "money-movement policy"),
+        (
+            "tablejack.lab.paytable.search",
+            "import tablejack.lab.paytable.report  # noqa",
+            "Paytable design",
+        ),
     ],
 )
 def test_a_wrong_way_import_breaks_its_contract(
