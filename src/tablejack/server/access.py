@@ -86,7 +86,11 @@ async def identity(request: Request) -> Principal:
         )
     found = await floor_of(request).auth.authenticate(token, fresh=True)
     if found is None:
-        raise HTTPException(401, "Unknown, expired or revoked credential.")
+        raise HTTPException(
+            401,
+            "Unknown, expired or revoked credential (a session also ends when its terminal's "
+            "key is replaced or the terminal retired); sign in again.",
+        )
     if found.role == Role.TERMINAL.value:
         raise await refuse(
             request,

@@ -24,7 +24,7 @@ from pathlib import Path
 from fastapi import FastAPI, Request
 from fastapi.exception_handlers import request_validation_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 
 from tablejack.server import (
     floor_api,
@@ -36,6 +36,7 @@ from tablejack.server import (
     tilt_api,
     trust_api,
 )
+from tablejack.server.auth import AuthRefusedError
 from tablejack.server.compose import make_floor
 from tablejack.server.floor import Floor
 from tablejack.server.gate import Gate, GateLimits, RefuseControlCharacters
@@ -208,6 +209,13 @@ def create_app(
         """422 as FastAPI answers it; the audit log counts it (one row per burst)."""
         request.app.state.gate.invalid_request(request, error.errors())
         return await request_validation_exception_handler(request, error)
+
+    @app.exception_handler(AuthRefusedError)
+    async def refused_identity(request: Request, refusal: AuthRefusedError) -> Response:
+        """A credential or terminal found dead inside a route (its terminal retired, its key
+        replaced meanwhile): 401 with the code, the rule and the sentence, never a 500."""
+        detail = {"code": refusal.code, "rule": refusal.rule, "message": refusal.message}
+        return JSONResponse({"detail": detail}, status_code=401)
 
     app.include_router(pages.router)  # the pages and /docs
     app.include_router(tables_api.router)  # tables, the dealer console, procedures

@@ -4,11 +4,19 @@ role each request needs.
 * A request carries its credential in the ``Authorization: Bearer`` header, or — the pages —
   in the HttpOnly, SameSite=Strict cookie :data:`SESSION_COOKIE` set by ``POST /api/session``.
   A token in a URL (``?token=``) is refused: URLs end up in logs and browser history.
+* A credential is alive while :func:`tablejack.store.credentials.living` says so: not revoked,
+  not expired, its parent alive, and — a player's session at a terminal — the terminal's device
+  credential that proved the terminal (its key generation) still valid and the terminal still
+  active. Replacing the key or retiring the terminal ends the session.
 * A REST request checks its credential in the database every time (a revocation is effective
   on the next request). A WebSocket checks it before every message against the process's view,
   which a revocation through this process updates at once, and which the revocation watch
-  (:meth:`Auth.watch`, every :data:`WATCH_SECONDS`) updates with revocations, expiries and
-  deletions made elsewhere (``tablejack tokens revoke``, another process, the database).
+  (:meth:`Auth.watch`, every :data:`WATCH_SECONDS`) updates with revocations, expiries,
+  deletions, key replacements and retirements made elsewhere (``tablejack tokens revoke``,
+  another process, the database).
+* A credential that ends closes its open sockets without waiting for them to speak
+  (:attr:`Auth.on_end`): at once when it ends through this process (signing out, a revocation,
+  a key replaced, a terminal retired), within :data:`WATCH_SECONDS` when it ends elsewhere.
 * A player plays at an electronic wagering terminal that proves itself: the hello names the
   terminal and carries its device credential (``terminal_key``), or the player's session is
   already bound to the terminal (a sign-in at the terminal). A terminal id without its
@@ -32,12 +40,14 @@ from tablejack.store.policy import PERMISSIONS, Actor, Role
 from tablejack.store.vouchers import terminal as terminal_row
 
 __all__ = [
+    "ACCESS_RULE",
     "DEVICE_COOKIE",
     "SESSION_COOKIE",
     "WATCH_SECONDS",
     "Auth",
     "AuthRefusedError",
     "Principal",
+    "Revocation",
     "TerminalBinding",
 ]
 
@@ -83,6 +93,21 @@ class Principal(NamedTuple):
         return self.role in {r.value for r in PERMISSIONS[operation]}
 
 
+class Revocation(NamedTuple):
+    """A revocation: the credentials revoked (the one asked and its sessions) and how many open
+    sockets it closed."""
+
+    revoked: list[str]
+    closed: int
+
+
+ENDED = (
+    "The credential of this session ended (revoked or expired, or its terminal's key was "
+    "replaced or the terminal retired); sign in again."
+)
+"""Why a socket is closed when the revocation watch finds its credential ended."""
+
+
 class TerminalBinding(NamedTuple):
     """A registered terminal's table and position (None: the player selects one)."""
 
@@ -103,6 +128,9 @@ class Auth:
         """Hashes revoked, expired or deleted since they were seen."""
         self._watched_us = now_us()
         self._task: asyncio.Task[None] | None = None
+        self.on_end: Callable[[set[str], str], int] | None = None
+        """Closes the open sockets of credentials that ended, given their hashes and why; the
+        number closed (set by the floor)."""
 
     async def authenticate(self, token: str, *, fresh: bool = False) -> Principal | None:
         """The principal of a valid credential (a session's parent valid too), or None.
@@ -115,54 +143,70 @@ class Auth:
         if known is not None and not fresh:
             return known if now < known.expires_us else None
         credential = await creds.lookup(self.store, token)
-        if credential is None or not credential.valid_at(now):
-            self._forget(digest)
+        alive = {} if credential is None else await creds.living(self.store, [digest], now)
+        if credential is None or digest not in alive:
+            if self._forget(digest):
+                self._end({digest}, ENDED)
             return None
-        expires = credential.expires_us
-        if credential.parent is not None:
-            parent = await creds.credential_by_id(self.store, credential.parent)
-            if parent is None or not parent.valid_at(now):
-                self._forget(digest)
-                return None
-            expires = min(expires, parent.expires_us)
         bound = credential.terminal if credential.role == Role.PLAYER.value else ""
         principal = Principal(
-            credential.role, credential.subject, bound or "", credential.id, digest, expires
+            credential.role, credential.subject, bound or "", credential.id, digest, alive[digest]
         )
         self._known[digest] = principal
         return principal
 
-    def _forget(self, digest: str) -> None:
+    def _forget(self, digest: str) -> bool:
+        """Forget a credential that ended; True when this process knew it."""
         if self._known.pop(digest, None) is not None:
             self._gone.add(digest)
+            return True
+        return False
+
+    def _end(self, digests: set[str], why: str) -> int:
+        """Close the open sockets of ``digests`` (:attr:`on_end`); how many."""
+        if not digests or self.on_end is None:
+            return 0
+        return self.on_end(digests, why)
 
     def valid(self, principal: Principal) -> bool:
         """Is the credential still good (per WebSocket message: no I/O)?"""
         return principal.token_hash not in self._gone and self.now_us() < principal.expires_us
 
-    async def revoke(self, credential_id: str, *, by: Actor) -> list[str]:
-        """Revoke a credential and its sessions; effective in this process at once."""
+    async def revoke(
+        self,
+        credential_id: str,
+        *,
+        by: Actor,
+        why: str = "The credential of this session was revoked; sign in again.",
+    ) -> Revocation:
+        """Revoke a credential and its sessions; effective in this process at once: their
+        open sockets (and those of sessions that lived by it) are closed, saying ``why``."""
         ids = await creds.revoke(self.store, credential_id, by=by)
-        for digest, principal in list(self._known.items()):
-            if principal.credential in ids:
-                self._forget(digest)
-        await self.refresh()
-        return ids
+        ended = {d for d, p in self._known.items() if p.credential in ids}
+        for digest in ended:
+            self._forget(digest)
+        closed = self._end(ended, why)
+        return Revocation(ids, closed + await self.refresh(why))
 
-    async def refresh(self) -> None:
-        """Take in what changed elsewhere: revocations since the last look, and any known
-        credential that is no longer valid in the database (deleted, altered, expired)."""
+    async def refresh(self, why: str = ENDED) -> int:
+        """Take in what changed: revocations since the last look, and any known credential
+        that is no longer alive in the database (deleted, altered, expired, its terminal's key
+        replaced or the terminal retired); their open sockets are closed, saying ``why``. The
+        number of sockets closed."""
         now = self.now_us()
         since, self._watched_us = self._watched_us, now
+        ended: set[str] = set()
         for digest, _ in await creds.revoked_since(self.store, since - 5_000_000):
-            self._known.pop(digest, None)
+            if self._forget(digest):
+                ended.add(digest)
             self._gone.add(digest)
         checked = list(self._known)  # (what is first seen during the query is not judged)
         if checked:
-            alive = await creds.still_valid(self.store, checked, now)
-            for digest in checked:
-                if digest not in alive:
-                    self._forget(digest)
+            alive = await creds.living(self.store, checked, now)
+            ended.update(
+                digest for digest in checked if digest not in alive and self._forget(digest)
+            )
+        return self._end(ended, why)
 
     def start(self) -> None:
         """Start the revocation watch."""
@@ -195,7 +239,7 @@ class Auth:
                 f"Terminal {terminal[:64]!r} presented no credential; a terminal proves who it "
                 "is with its device credential (terminal_key).",
             )
-        device = await self.authenticate(key)
+        device = await self.authenticate(key, fresh=True)
         if device is None or device.role != Role.TERMINAL.value or device.subject != terminal:
             raise AuthRefusedError(
                 "terminal",

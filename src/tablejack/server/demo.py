@@ -24,6 +24,7 @@ from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
 from tablejack.server.text import SafeText
 from tablejack.server.trust_api import set_cookie
+from tablejack.store import StoreError
 from tablejack.store import credentials as creds
 from tablejack.store.vouchers import terminals
 
@@ -197,12 +198,16 @@ async def demo_sign_in(request: Request, response: Response, body: DemoSignIn) -
     principal = await floor.auth.authenticate(token, fresh=True)
     if parent is None or principal is None:
         raise HTTPException(409, "The demo's credentials are gone; restart the demo.")
-    session = await creds.open_session(
-        floor.store,
-        parent,
-        terminal=None if binding is None else binding.terminal,
-        by=principal.actor(),
-    )
+    try:
+        session = await creds.open_session(
+            floor.store,
+            parent,
+            terminal=None if binding is None else binding.terminal,
+            by=principal.actor(),
+            device=None if key is None else await creds.lookup(floor.store, key),  # its key
+        )
+    except StoreError as error:  # the terminal's key replaced: not the demo's any more
+        raise HTTPException(409, f"{error} Restart the demo.") from None
     if key is not None:
         device = await floor.auth.authenticate(key)
         expires = session.credential.expires_us if device is None else device.expires_us

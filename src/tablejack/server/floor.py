@@ -19,7 +19,7 @@ from typing import Any
 
 from tablejack.core.rules import read_toml
 from tablejack.games import GAMES
-from tablejack.server.auth import Auth, Principal, TerminalBinding
+from tablejack.server.auth import ACCESS_RULE, Auth, Principal, TerminalBinding
 from tablejack.server.table import CardInventory, LockOut, Table, TableConfig
 from tablejack.server.wire import dumps
 from tablejack.store import Fence, InsufficientFundsError, Store, Transfer
@@ -27,6 +27,7 @@ from tablejack.store import credentials as creds
 from tablejack.store.policy import Actor, Role
 
 __all__ = [
+    "CREDENTIAL_ENDED",
     "LEASE_RULE",
     "OUTBOX_LIMIT",
     "SETUP",
@@ -47,6 +48,9 @@ SETUP_OPERATOR = Actor(Role.OPERATOR, "floor set-up")
 
 
 OUTBOX_LIMIT = 256
+CREDENTIAL_ENDED = "credential ended"
+"""The reason of the 1008 close of a socket whose credential ended (signed out, revoked,
+expired, its terminal's key replaced, the terminal retired)."""
 """Messages a connection may have waiting to be sent; one more disconnects it (too slow)."""
 
 
@@ -124,6 +128,8 @@ class Connection:
     scope extension; None: a server that has none)."""
     ended: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     """Set when the socket was closed from this side, or ended."""
+    closing: str = ""
+    """The reason of the close frame when the server ends the socket (:meth:`end`)."""
     _waiting: asyncio.Task[None] | None = field(default=None, repr=False)
     """Waits for the transport to drain (see :meth:`send_waiting`)."""
 
@@ -152,6 +158,11 @@ class Connection:
         self.outbox.append(message)
         if first and self.send is not None:
             self.outboxes.wake(self)
+
+    def end(self, reason: str) -> None:
+        """Close the socket (1008 ``reason``) after the messages already waiting."""
+        self.closing = self.closing or reason
+        self.push(None)
 
     def attach(
         self,
@@ -207,7 +218,9 @@ class Connection:
                 self.detach()
                 if close is not None:
                     with contextlib.suppress(Exception):
-                        await close(1008, "too slow" if self.overflowed else "closing")
+                        await close(
+                            1008, "too slow" if self.overflowed else (self.closing or "closing")
+                        )
                 return
             try:
                 await self.send(message if isinstance(message, str) else dumps(message))
@@ -311,6 +324,7 @@ class Floor:
         self.outboxes = Outboxes()
         """Sends every connection's waiting messages."""
         self.auth = Auth(store, self.now_us)
+        self.auth.on_end = self.end_sockets  # a credential that ends closes its sockets
         self.sequences: dict[str, tuple[int, str | None]] = {}
         """The last message number (and id) of each session."""
         self.elsewhere: Callable[[str], str | None] = _nowhere
@@ -404,6 +418,31 @@ class Floor:
             principal is None or self.auth.valid(principal)
             for principal in (connection.principal, connection.device)
         )
+
+    def end_sockets(self, ended: set[str], why: str) -> int:
+        """Close at once the sockets signed in with a credential of ``ended`` (hashes), or at a
+        terminal by its device credential of ``ended``: an ``error`` frame (code
+        ``credential``) saying ``why``, then 1008 :data:`CREDENTIAL_ENDED`. How many."""
+        closed = 0
+        for connection in list(self.connections):
+            if connection.ended.is_set() or connection.closing:
+                continue
+            if any(
+                principal is not None and principal.token_hash in ended
+                for principal in (connection.principal, connection.device)
+            ):
+                connection.push(
+                    {
+                        "type": "error",
+                        "id": None,
+                        "code": "credential",
+                        "rule": ACCESS_RULE,
+                        "message": why,
+                    }
+                )
+                connection.end(CREDENTIAL_ENDED)
+                closed += 1
+        return closed
 
     def book(self, transfers: Iterable[Transfer]) -> None:
         """Apply committed transfers to the balance cache."""

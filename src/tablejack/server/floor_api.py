@@ -344,16 +344,18 @@ async def register_terminal(request: Request, body: TerminalBody, who: Who) -> d
         )
     except FloorRefusedError as refusal:
         raise floor_refusal(refusal) from None
-    from tablejack.server.trust_api import close_sockets
-
-    if issued is not None or body.status == "retired":  # the old credential is revoked
-        close_sockets(floor, [], {body.terminal})
-    await floor.auth.refresh()
+    # the old key revoked or the terminal retired: the sessions opened there end, and their
+    # sockets close, at once (docs/security.md, "Sessions bound to what made them")
+    ended = "retired" if body.status == "retired" else "given a new key"
+    closed = await floor.auth.refresh(
+        f"Terminal {body.terminal} was {ended}; the sessions there ended. Sign in again."
+    )
     rows = await vouchers.terminals(floor.store)
     return {
         "terminal": next(r for r in rows if r["id"] == body.terminal),
         "credential": None if issued is None else issued.token,
         "credential_id": None if issued is None else issued.credential.id,
+        "closed_sockets": closed,
     }
 
 

@@ -49,7 +49,7 @@ async def sign_in(
             raise AuthRefusedError(
                 "origin", "A session cookie is accepted only from this server's own pages."
             )
-    principal = await floor.auth.authenticate(token)
+    principal = await floor.auth.authenticate(token, fresh=True)  # alive in the database now
     if principal is None:
         raise AuthRefusedError("auth", "Unknown, expired or revoked credential.")
     if hello.token is None:  # a page's session: its numbering survives a reconnect

@@ -18,7 +18,13 @@ from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect
 
 from tablejack.server.auth import AuthRefusedError
-from tablejack.server.floor import LEASE_RULE, Connection, Floor, TableElsewhereError
+from tablejack.server.floor import (
+    CREDENTIAL_ENDED,
+    LEASE_RULE,
+    Connection,
+    Floor,
+    TableElsewhereError,
+)
 from tablejack.server.gate import Gate, Session
 from tablejack.server.protections import guard, wager_at_stake
 from tablejack.server.protocol import (
@@ -161,7 +167,7 @@ async def _session(socket: WebSocket) -> None:
                         "The credential of this session was revoked or has expired; sign in again.",
                     )
                 )
-                connection.push(None)
+                connection.end(CREDENTIAL_ENDED)
                 with contextlib.suppress(Exception):  # sent, and the socket closed
                     await asyncio.wait_for(connection.ended.wait(), 2)
                 return

@@ -6,7 +6,9 @@ checkpoints — plus the task that takes the checkpoints while the server runs.
   proves the terminal (its device cookie, or ``terminal`` and ``terminal_key`` in the body).
   The answer sets the session cookie (HttpOnly, SameSite=Strict, Secure over TLS) holding a new
   session credential that expires with the role's session lifetime and ends when the token it
-  was opened with is revoked. ``DELETE /api/session`` signs out (the session is revoked).
+  was opened with is revoked; a player's also ends when the terminal's key is replaced or the
+  terminal retired. ``DELETE /api/session`` signs out (the session is revoked, and the sockets
+  it signed in are closed at once).
 * ``POST /api/terminal/enrol`` stores a terminal's device credential in the browser that is the
   terminal (an HttpOnly cookie), so players can sign in there.
 * ``/api/tokens``: the operator issues credentials (the secret is in the answer, once); a
@@ -38,7 +40,7 @@ from tablejack.store.checkpoints import Checkpointer
 from tablejack.store.policy import Actor, Role
 from tablejack.store.vouchers import FloorRefusedError, pay_voucher, refusal_of
 
-__all__ = ["CheckpointSettings", "close_sockets", "router", "run_checkpoints", "set_cookie"]
+__all__ = ["CheckpointSettings", "router", "run_checkpoints", "set_cookie"]
 
 log = logging.getLogger("tablejack.server")
 
@@ -165,31 +167,6 @@ def set_cookie(
     )
 
 
-def close_sockets(floor: Floor, credential_ids: list[str], terminals: set[str]) -> int:
-    """Close every socket signed in with one of ``credential_ids`` or at one of ``terminals``
-    (their credentials were revoked); the number closed."""
-    closed = 0
-    for connection in list(floor.connections):
-        principal, device = connection.principal, connection.device
-        if (
-            (principal is not None and principal.credential in credential_ids)
-            or (device is not None and device.credential in credential_ids)
-            or (connection.role == "player" and connection.terminal in terminals)
-        ):
-            connection.push(
-                {
-                    "type": "error",
-                    "id": None,
-                    "code": "credential",
-                    "rule": ACCESS_RULE,
-                    "message": "The credential of this session was revoked; sign in again.",
-                }
-            )
-            connection.push(None)
-            closed += 1
-    return closed
-
-
 router = APIRouter()
 
 
@@ -214,6 +191,7 @@ async def sign_in(request: Request, response: Response, body: SignIn) -> dict[st
             401,
         )
     terminal: str | None = None
+    proved: creds.Credential | None = None
     if principal.role == Role.PLAYER.value:
         terminal = principal.terminal or body.terminal
         key = body.terminal_key or request.cookies.get(DEVICE_COOKIE)
@@ -225,12 +203,18 @@ async def sign_in(request: Request, response: Response, body: SignIn) -> dict[st
                 raise AuthRefusedError(
                     "terminal", "A player signs in at a terminal (this browser is not one)."
                 )
-            await floor.auth.terminal(terminal, key)
+            _, proof = await floor.auth.terminal(terminal, key)
         except AuthRefusedError as refusal:
             raise await refuse(
                 request, principal, refusal.code, refusal.message, refusal.rule
             ) from None
-    session = await creds.open_session(floor.store, parent, terminal=terminal, by=principal.actor())
+        proved = await creds.credential_by_id(floor.store, proof.credential)
+    try:  # a player's session names the key that proved its terminal: it ends with that key
+        session = await creds.open_session(
+            floor.store, parent, terminal=terminal, by=principal.actor(), device=proved
+        )
+    except StoreError as error:  # the key replaced meanwhile
+        raise await refuse(request, principal, "terminal", str(error), ACCESS_RULE) from None
     set_cookie(request, response, SESSION_COOKIE, session.token, session.credential.expires_us)
     return {
         "role": principal.role,
@@ -243,17 +227,21 @@ async def sign_in(request: Request, response: Response, body: SignIn) -> dict[st
 
 @router.delete("/api/session")
 async def sign_out(request: Request, response: Response) -> dict[str, Any]:
-    """Sign out: the session is revoked and its cookie cleared."""
+    """Sign out: the session is revoked, the sockets it signed in are closed at once and its
+    cookie is cleared."""
     floor = floor_of(request)
     token = request.cookies.get(SESSION_COOKIE)
     revoked: list[str] = []
+    closed = 0
     if token:
         found = await creds.lookup(floor.store, token)
         if found is not None and found.parent is not None:
             by = Actor(Role(found.role), found.subject, found.terminal or "")
-            revoked = await floor.auth.revoke(found.id, by=by)
+            revoked, closed = await floor.auth.revoke(
+                found.id, by=by, why="Signed out; sign in again."
+            )
     response.delete_cookie(SESSION_COOKIE, path="/")
-    return {"ok": True, "revoked": revoked}
+    return {"ok": True, "revoked": revoked, "closed_sockets": closed}
 
 
 @router.post("/api/terminal/enrol")
@@ -327,9 +315,7 @@ async def revoke_token(request: Request, credential_id: str, who: Who) -> dict[s
     found = await creds.credential_by_id(floor.store, credential_id)
     if found is None:
         raise HTTPException(404, f"No credential {credential_id!r}.")
-    ids = await floor.auth.revoke(credential_id, by=who.actor())
-    terminals = {found.subject} if found.role == Role.TERMINAL.value else set()
-    closed = close_sockets(floor, ids, terminals)
+    ids, closed = await floor.auth.revoke(credential_id, by=who.actor())
     await floor.store.audit(
         "revoke",
         f"revoked {', '.join(ids) or credential_id} ({found.role} {found.subject}); "

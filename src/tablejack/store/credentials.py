@@ -8,7 +8,11 @@ account, the employee, the terminal), an expiry (``expires_us``: the role's life
 :data:`DEFAULT_LIFETIMES` and the floor setting ``token_lifetimes``) and, once revoked, the time
 and who revoked it. A *session* is a credential opened with another (``parent``): a player signed
 in at a terminal (bound to that terminal), or a person signed in on a page; revoking the parent
-ends its sessions, and a session never outlives its parent.
+ends its sessions, and a session never outlives its parent. A player's session at a terminal
+also names the terminal's device credential that proved the terminal (``device``: the
+terminal's key generation): it lives only while that credential is valid and the terminal is
+active, so replacing the terminal's key or retiring the terminal ends it (:func:`living`, the
+one test of a credential's life that every request and every open socket goes through).
 
 Issuing and revoking are events of the credentials log (:data:`AUTH_LOG`), chained and covered
 by the signed checkpoints like every other log, so ``verify-log`` finds a credential row that
@@ -25,9 +29,10 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import or_, select, update
 
 from tablejack.store.db import EventIn, Store, StoreError, now_us
+from tablejack.store.floor_models import TERMINALS
 from tablejack.store.models import CREDENTIALS
 from tablejack.store.policy import Actor, Role
 from tablejack.store.settings import floor_settings
@@ -42,6 +47,7 @@ __all__ = [
     "credentials",
     "issue",
     "lifetimes",
+    "living",
     "lookup",
     "open_session",
     "revoke",
@@ -90,6 +96,8 @@ class Credential:
     expires_us: int
     revoked_us: int | None
     revoked_by: str | None
+    device: str | None = None
+    """The device credential (key generation) that proved a session's terminal."""
 
     def valid_at(self, at_us: int) -> bool:
         """Neither expired nor revoked at ``at_us``."""
@@ -108,6 +116,7 @@ class Credential:
             "expires_us": self.expires_us,
             "revoked_us": self.revoked_us,
             "revoked_by": self.revoked_by,
+            "device": self.device,
         }
 
 
@@ -131,6 +140,7 @@ def _credential(row: Any) -> Credential:
         int(row["expires_us"]),
         None if row["revoked_us"] is None else int(row["revoked_us"]),
         row["revoked_by"],
+        row["device"],
     )
 
 
@@ -153,6 +163,7 @@ async def issue(
     lifetime_s: int | None = None,
     terminal: str | None = None,
     parent: Credential | None = None,
+    device: Credential | None = None,
     label: str = "",
 ) -> Issued:
     """Issue a credential of ``role`` for ``subject`` (a new random secret unless ``token`` is
@@ -178,6 +189,8 @@ async def issue(
     expires = now + int(seconds) * 1_000_000
     if parent is not None:
         expires = min(expires, parent.expires_us)
+    if device is not None:
+        expires = min(expires, device.expires_us)
     existing = await lookup(store, secret)
     if existing is not None:
         if (existing.role, existing.subject) != (chosen.value, subject):
@@ -207,10 +220,21 @@ async def issue(
         "expires_us": expires,
         "revoked_us": None,
         "revoked_by": None,
+        "device": None if device is None else device.id,
     }
     async with store.transaction() as connection:
         await connection.execute(CREDENTIALS.insert().values(**row))
-    await _log(store, "issued", credential_id, digest, chosen.value, subject, expires, by)
+    await _log(
+        store,
+        "issued",
+        credential_id,
+        digest,
+        chosen.value,
+        subject,
+        expires,
+        by,
+        bound={"terminal": terminal, "parent": row["parent"], "device": row["device"]},
+    )
     return Issued(secret, _credential(row))
 
 
@@ -223,7 +247,11 @@ async def _log(
     subject: str,
     expires_us: int,
     by: Actor,
+    bound: dict[str, Any] | None = None,
 ) -> None:
+    """``bound``: what an issued credential is bound to (its terminal, the credential a
+    session was opened with, the device credential that proved the terminal), so that
+    ``verify-log`` finds a row rebound behind the server's back."""
     await store.commit_logged(
         AUTH_LOG,
         EventIn(
@@ -235,6 +263,7 @@ async def _log(
                 "subject": subject,
                 "expires_us": expires_us,
                 "by": by.describe(),
+                **(bound or {}),
             },
             actor=by.subject,
             terminal=by.terminal,
@@ -247,9 +276,22 @@ async def _log(
 
 
 async def open_session(
-    store: Store, parent: Credential, *, terminal: str | None, by: Actor
+    store: Store,
+    parent: Credential,
+    *,
+    terminal: str | None,
+    by: Actor,
+    device: Credential | None = None,
 ) -> Issued:
-    """A session opened with ``parent`` (bound to ``terminal`` for a player at a terminal)."""
+    """A session opened with ``parent``; a player's at a terminal is bound to ``terminal`` and
+    to ``device``, the terminal's device credential that proved it (required: a session at a
+    terminal never outlives the key that proved the terminal)."""
+    proven = device is not None and (device.role, device.subject) == (Role.TERMINAL.value, terminal)
+    if terminal is not None and parent.role == Role.PLAYER.value and not proven:
+        raise StoreError(
+            f"A player's session at terminal {terminal!r} is opened with that terminal's "
+            f"device credential ({TOKEN_RULE})."
+        )
     return await issue(
         store,
         parent.role,
@@ -257,6 +299,7 @@ async def open_session(
         by=by,
         terminal=terminal,
         parent=parent,
+        device=device,
         label="session",
     )
 
@@ -357,22 +400,60 @@ async def revoked_since(store: Store, since_us: int) -> list[tuple[str, int]]:
 
 
 async def still_valid(store: Store, hashes: list[str], at_us: int) -> set[str]:
-    """Which of ``hashes`` name a credential that exists, is not revoked and not expired (a
-    credential deleted from the database, or changed behind the server's back, is gone)."""
+    """Which of ``hashes`` name a credential that is alive (:func:`living`)."""
+    return set(await living(store, hashes, at_us))
+
+
+async def living(store: Store, hashes: list[str], at_us: int) -> dict[str, int]:
+    """Of ``hashes``, those of a credential alive at ``at_us``, each with when it ends (the
+    earliest expiry of it, its parent and its device credential). Alive: the credential
+    exists, is neither revoked nor expired; a session's parent too; a player's session at a
+    terminal names the terminal's device credential that proved it, which is still valid
+    (the key was not replaced) and still that terminal's; and a credential bound to a terminal
+    (a session there, the terminal's own) needs the terminal registered and active. A
+    credential deleted, or changed behind the server's back, is not alive.
+
+    The one test of a credential's life: every REST request (:meth:`Auth.authenticate
+    <tablejack.server.auth.Auth>`) and the revocation watch over the open sockets use it."""
     if not hashes:
-        return set()
-    found: set[str] = set()
+        return {}
+    own, parent, device = (
+        CREDENTIALS.alias("own"),
+        CREDENTIALS.alias("parent"),
+        CREDENTIALS.alias("device"),
+    )
+
+    def valid(row: Any) -> Any:
+        return row.c.revoked_us.is_(None) & (row.c.expires_us > at_us)
+
+    at_terminal = own.c.terminal.is_not(None) & (own.c.role == Role.PLAYER.value)
+    statement = (
+        select(own.c.token_hash, own.c.expires_us, parent.c.expires_us, device.c.expires_us)
+        .select_from(
+            own.outerjoin(parent, parent.c.id == own.c.parent)
+            .outerjoin(device, device.c.id == own.c.device)
+            .outerjoin(TERMINALS, TERMINALS.c.id == own.c.terminal)
+        )
+        .where(
+            valid(own)
+            & (own.c.parent.is_(None) | (parent.c.id.is_not(None) & valid(parent)))
+            & or_(
+                ~at_terminal & own.c.device.is_(None),
+                at_terminal
+                & device.c.id.is_not(None)
+                & valid(device)
+                & (device.c.role == Role.TERMINAL.value)
+                & (device.c.subject == own.c.terminal),
+            )
+            & (own.c.terminal.is_(None) | (TERMINALS.c.status == "active"))
+        )
+    )
+    found: dict[str, int] = {}
     async with store.engine.connect() as connection:
         for start in range(0, len(hashes), 500):
             chunk = hashes[start : start + 500]
-            rows = (
-                await connection.execute(
-                    select(CREDENTIALS.c.token_hash).where(
-                        CREDENTIALS.c.token_hash.in_(chunk)
-                        & CREDENTIALS.c.revoked_us.is_(None)
-                        & (CREDENTIALS.c.expires_us > at_us)
-                    )
-                )
-            ).all()
-            found.update(str(row[0]) for row in rows)
+            rows = (await connection.execute(statement.where(own.c.token_hash.in_(chunk)))).all()
+            for row in rows:
+                ends = [int(value) for value in row[1:] if value is not None]
+                found[str(row[0])] = min(ends)
     return found

@@ -186,7 +186,9 @@ class Credential(Base):
     """A bearer credential: a person's token, a terminal's device credential, or a session
     opened with them. Only the SHA-256 of the secret is kept. ``terminal``: the terminal a
     session is bound to (or a terminal credential's own id); ``parent``: the credential a
-    session was opened with (revoking it ends the session)."""
+    session was opened with (revoking it ends the session); ``device``: the terminal's device
+    credential — the terminal's key generation — that proved the terminal when a player's
+    session was opened there (replacing the key or retiring the terminal ends the session)."""
 
     __tablename__ = "credentials"
     __table_args__ = (
@@ -205,6 +207,7 @@ class Credential(Base):
     expires_us: Mapped[int] = mapped_column(BigInteger)
     revoked_us: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     revoked_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    device: Mapped[str | None] = mapped_column(String(24), nullable=True)
 
 
 class Checkpoint(Base):

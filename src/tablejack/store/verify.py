@@ -16,7 +16,8 @@
    every balance equals its ledger rows and all sum to zero; no player below zero; each
    table's escrow equals the open wagers of its unfinished rounds; the vouchers account equals
    the vouchers outstanding, and every voucher row agrees with the events that issued and
-   redeemed it; a credential row that no event issued is reported.
+   redeemed it; a credential row that no event issued, or bound since to another terminal,
+   parent or device credential than it was issued with, is reported.
 4. **The signed checkpoints** (:mod:`tablejack.store.checkpoints`), given the public keys:
    every signature, the chain of statements, each Merkle root against its heads, and every
    stream's events up to the last head a checkpoint signed (an edited or recomputed event, a
@@ -631,6 +632,10 @@ class _Verification:
                 or last.get("role") != row["role"]
                 or last.get("subject") != row["subject"]
                 or last.get("expires_us") != row["expires_us"]
+                or any(  # what it is bound to, as issued (the oldest events do not say)
+                    field in issued[0] and issued[0][field] != row[field]
+                    for field in ("terminal", "parent", "device")
+                )
             ):
                 problems.append(
                     f"credential {row['id']} ({row['role']} {row['subject']}): the row differs "
