@@ -122,6 +122,9 @@ class Connection:
     abort: Callable[[], None] | None = field(default=None, repr=False)
     """Drops the connection at once, no close handshake (the server's ``tablejack.abort``
     scope extension; None: a server that has none)."""
+    closing: tuple[int, str] = (1008, "closing")
+    """The close code and reason a None in the outbox closes the socket with (a drain sets
+    1012, ``server.health``)."""
     ended: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     """Set when the socket was closed from this side, or ended."""
     _waiting: asyncio.Task[None] | None = field(default=None, repr=False)
@@ -207,7 +210,7 @@ class Connection:
                 self.detach()
                 if close is not None:
                     with contextlib.suppress(Exception):
-                        await close(1008, "too slow" if self.overflowed else "closing")
+                        await close(*((1008, "too slow") if self.overflowed else self.closing))
                 return
             try:
                 await self.send(message if isinstance(message, str) else dumps(message))
