@@ -14,6 +14,7 @@ import contextlib
 import json
 import random
 import time
+from collections import Counter
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,8 @@ class Timings:
     error_times: list[float] = field(default_factory=list)
     """When each error frame arrived (``time.perf_counter``)."""
     reconnects: int = 0
+    closes: Counter[int | None] = field(default_factory=Counter)
+    """The close codes of the sockets the server closed (1012: it drains, reconnect)."""
 
     def arrived(self, table: str, round_id: str, terminal: str, seq: int, at: float) -> None:
         """A terminal received the state at ``seq`` of a round."""
@@ -91,7 +94,7 @@ async def run_bot(
     or the sockets of a floor's processes — a connection that cannot be opened is tried at the
     next (as a load balancer in front of the floor would)."""
     from websockets.asyncio.client import connect
-    from websockets.exceptions import WebSocketException
+    from websockets.exceptions import ConnectionClosed, WebSocketException
 
     urls = [url] if isinstance(url, str) else list(url)
     rng = random.Random(seed)
@@ -212,13 +215,18 @@ async def run_bot(
                             timings.decisions += 1
                 finally:
                     closer.cancel()
+                if timings is not None and not stop.is_set():
+                    timings.closes[socket.close_code] += 1
             if not reconnect or stop.is_set():
                 return
             if timings is not None:  # closed by the server (e.g. its table moved): again
                 timings.reconnects += 1
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=0.2)
-        except (OSError, WebSocketException, TimeoutError):
+        except (OSError, WebSocketException, TimeoutError) as error:
+            closed = error.rcvd if isinstance(error, ConnectionClosed) else None
+            if closed is not None and timings is not None and not stop.is_set():  # by the server
+                timings.closes[closed.code] += 1
             attempt += 1  # the next process of the floor
             if not reconnect:
                 return

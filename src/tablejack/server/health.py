@@ -135,6 +135,8 @@ async def drain(app: FastAPI, seconds: float = DRAIN_SECONDS) -> dict[str, int]:
     pending = set(floor.tables)
     handed = 0
     while pending and time.monotonic() < deadline:
+        for connection in list(floor.connections):  # a table's sockets too: reconnect
+            connection.closing = (DRAIN_CLOSE, DRAIN_REASON)
         for table_id in sorted(pending):
             table = floor.tables.get(table_id)
             if table is None:  # dropped meanwhile (its lease taken)
@@ -143,9 +145,11 @@ async def drain(app: FastAPI, seconds: float = DRAIN_SECONDS) -> dict[str, int]:
                 if await leases.release(table_id):
                     pending.discard(table_id)
                     handed += 1
+                    log.warning("draining: table %s handed over between rounds", table_id)
             elif await _pause(table):
                 pending.discard(table_id)
                 handed += 1
+                log.warning("draining: table %s stopped between rounds", table_id)
         if pending:
             await asyncio.sleep(0.1)
     if pending:
@@ -156,6 +160,7 @@ async def drain(app: FastAPI, seconds: float = DRAIN_SECONDS) -> dict[str, int]:
             seconds,
         )
     close_sockets(floor)
+    log.warning("draining: %d table(s) handed over, every socket told to reconnect", handed)
     return {"handed_over": handed, "left": len(pending)}
 
 
