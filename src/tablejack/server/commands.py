@@ -185,8 +185,6 @@ def register(app: typer.Typer) -> None:
         """Run the table server: terminals, dealer console, supervisor API and pages."""
         import ipaddress
 
-        import uvicorn
-
         from tablejack.server.app import create_app
         from tablejack.server.demo import demo_setup, demo_tables, demo_urls
         from tablejack.server.floor import load_tables_file
@@ -338,13 +336,14 @@ def register(app: typer.Typer) -> None:
         if demo:
             for line in demo_urls(base, configs):
                 typer.echo("  " + line)
-        from tablejack.server.health import DrainingServer
+        from tablejack.server.health import run_server
         from tablejack.server.logs import configure
 
         configure(log_format, log_level)  # the server's and uvicorn's lines, with the time
         try:
-            config = uvicorn.Config(
+            run_server(  # drains on SIGTERM (server.health)
                 application,
+                drain_seconds,
                 host=host,
                 port=port,
                 log_config=None,  # server.logs configured them
@@ -356,7 +355,6 @@ def register(app: typer.Typer) -> None:
                 ssl_certfile=tls_cert if tls is not None else None,
                 ssl_keyfile=tls_key if tls is not None else None,
             )
-            DrainingServer(config, application, drain_seconds).run()  # drains on SIGTERM
         finally:
             if single is not None:  # the SQLite file is free for the next serve
                 single.close()

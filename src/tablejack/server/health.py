@@ -43,6 +43,7 @@ __all__ = [
     "between_rounds",
     "drain",
     "router",
+    "run_server",
 ]
 
 log = logging.getLogger("tablejack.server")
@@ -223,3 +224,9 @@ class DrainingServer(uvicorn.Server):
             log.exception("draining failed; shutting down")
         finally:
             self.should_exit = True
+
+
+def run_server(app: FastAPI, drain_seconds: float = DRAIN_SECONDS, **options: Any) -> None:
+    """Run ``app`` under uvicorn (``options``: :class:`uvicorn.Config`'s) until it is stopped,
+    draining on SIGTERM (:class:`DrainingServer`)."""
+    DrainingServer(uvicorn.Config(app, **options), app, drain_seconds).run()
