@@ -3,15 +3,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import ipaddress
 import json
 import logging
+import signal
+import urllib.error
+import urllib.request
+from pathlib import Path
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from tablejack.server import logs
+from tablejack.server import logs, testing
 from tablejack.store.testing import Backend
 
 ORDER = "10S 9H 6D 5C 9C 10H 4S 8D"
@@ -164,3 +169,45 @@ def test_a_request_gets_an_id_in_its_response(make_client: Any, backend: Backend
     )
     fresh = client.get("/healthz", headers={"X-Request-ID": "bad id\n"}).headers["x-request-id"]
     assert fresh != "bad id\n" and len(fresh) == 16
+
+
+def test_serve_logs_json_lines_without_the_token_of_a_url_and_drains_on_sigterm(
+    tmp_path: Path,
+) -> None:
+    """A real ``serve --log-format json --log-level info``: every line of its standard error
+    is one JSON object; the access line of a request with ``?token=`` in its URL does not hold
+    the token; SIGTERM drains it (an idle floor: at once) and it exits cleanly."""
+    port = testing.free_port()
+    log = tmp_path / "serve.log"
+    process = testing.start_serve(
+        [
+            "--unsigned", "--demo", "--db", str(tmp_path / "floor.sqlite"), "--port", str(port),
+            "--log-format", "json", "--log-level", "info",
+        ],
+        log,
+    )  # fmt: skip
+    try:
+        testing.wait_listening(process, port, log)
+        secret = "tok-s3cr3t-in-a-url"
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/tables?token={secret}",
+            headers={"X-Request-ID": "probe-7", "Cookie": "tablejack_session=c00kie"},
+        )
+        with contextlib.suppress(urllib.error.HTTPError):
+            urllib.request.urlopen(request, timeout=5).close()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as ready:
+            assert ready.status == 200
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    text = log.read_text()
+    lines = [json.loads(line) for line in text.splitlines() if line.strip()]  # JSON, each
+    access = [line for line in lines if line["logger"] == "uvicorn.access"]
+    [tables] = [line for line in access if "/api/tables" in line["message"]]
+    assert tables["request_id"] == "probe-7"
+    assert "token=REDACTED" in tables["message"]
+    assert secret not in text and "c00kie" not in text
+    assert any("draining" in line["message"] for line in lines)
