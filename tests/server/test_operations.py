@@ -8,6 +8,7 @@ import io
 import ipaddress
 import json
 import logging
+import re
 import signal
 import urllib.error
 import urllib.request
@@ -211,3 +212,22 @@ def test_serve_logs_json_lines_without_the_token_of_a_url_and_drains_on_sigterm(
     assert "token=REDACTED" in tables["message"]
     assert secret not in text and "c00kie" not in text
     assert any("draining" in line["message"] for line in lines)
+
+
+def test_the_grafana_dashboard_shows_only_metrics_the_server_exports(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    dashboard = json.loads(
+        (Path(__file__).parents[2] / "docs" / "grafana-dashboard.json").read_text()
+    )
+    named = {
+        re.sub(r"_(bucket|total|count|sum)$", "", name)
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"tablejack_\w+", target["expr"])
+    }
+    client = make_client([kit.hybrid_table()], backend=backend)
+    response = client.get("/metrics", headers=kit.auth("super"))
+    exported = {family.name for family in text_string_to_metric_families(response.text)}
+    assert named and named <= exported, named - exported
+    assert len(dashboard["panels"]) >= 10

@@ -241,12 +241,14 @@ class FloorCollector(Collector):
         yield dropped
         checkpointer = metrics.checkpointer
         checked = None if checkpointer is None else checkpointer.checked_at
+        age = GaugeMetricFamily(
+            "tablejack_checkpoint_age_seconds",
+            "Seconds since the event log was last covered by a signed checkpoint (no sample: "
+            "no checkpoint signer, --unsigned).",
+        )
         if checked is not None:
-            yield GaugeMetricFamily(
-                "tablejack_checkpoint_age_seconds",
-                "Seconds since the event log was last covered by a signed checkpoint.",
-                value=max(0.0, time.time() - checked),
-            )
+            age.add_metric([], max(0.0, time.time() - checked))
+        yield age
         yield GaugeMetricFamily(
             "tablejack_draining", "1 while the process drains (SIGTERM).", value=metrics.draining
         )
