@@ -722,6 +722,7 @@ async def main() -> None:
             syscalls: dict[str, Any] | None = None
             libraries: dict[str, Any] | None = None
             sockets_held: list[int | None] = [None] * len(ports)
+            rss_warm: list[float] | None = None  # each process's memory once all connected
             while time.time() < begin + args.seconds:
                 await asyncio.sleep(min(1.0, max(0.0, begin + args.seconds - time.time())))
                 for samples_of, pid in zip(memory, pids, strict=True):
@@ -734,6 +735,8 @@ async def main() -> None:
                         syscalls = await count_syscalls(db, pids[0], args.syscalls)
                     if args.perf:
                         libraries = await cpu_by_library(pids[0], args.perf)
+                if human and warmed and rss_warm is None:
+                    rss_warm = [samples_of[-1] for samples_of in memory]
                 if human and warmed:  # every terminal connected: the sockets each holds
                     sockets_held = list(
                         await asyncio.gather(
@@ -861,6 +864,16 @@ async def main() -> None:
                             "sockets_held": sockets_held[number],
                             "rounds_per_second": round(done / elapsed, 2),
                             "rss_mb_end": round(memory[number][-1], 1),
+                            "rss_kb_per_socket": (  # what the sockets (and play) added
+                                round(
+                                    1024
+                                    * (rss_warm[number] - memory[number][0])
+                                    / sockets_held[number],
+                                    1,
+                                )
+                                if rss_warm is not None and sockets_held[number]
+                                else None
+                            ),
                             "countdown_end_to_cards_p50_ms": percentile(dealt, 50),
                             "countdown_end_to_cards_p99_ms": percentile(dealt, 99),
                             "errors_after_warmup": sum(
