@@ -864,6 +864,7 @@ async def main() -> None:
                             "sockets_held": sockets_held[number],
                             "rounds_per_second": round(done / elapsed, 2),
                             "rss_mb_end": round(memory[number][-1], 1),
+                            "rss_mb_before_bots": round(memory[number][0], 1),
                             "rss_kb_per_socket": (  # what the sockets (and play) added
                                 round(
                                     1024
