@@ -132,7 +132,13 @@ def test_healthz_and_readyz_answer_without_credential_and_leak_nothing(
 
 def test_json_log_lines_carry_the_ids_and_no_secret() -> None:
     stream = io.StringIO()
-    handler = logs.configure("json", "info", stream)
+    names = ("", "uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi")
+    saved = [
+        (logging.getLogger(n), logging.getLogger(n).handlers[:], logging.getLogger(n).level)
+        for n in names
+    ]
+    saved_propagate = [logger.propagate for logger, _, _ in saved]
+    logs.configure("json", "info", stream)
     try:
         logs.bind(table="A1", round="A1-000007", terminal="EWT-3", request_id="req-1")
         logging.getLogger("tablejack.server").warning("table %s: lease lost", "A1")
@@ -145,8 +151,11 @@ def test_json_log_lines_carry_the_ids_and_no_secret() -> None:
             "1.1",
             400,
         )
-    finally:
-        logging.getLogger().removeHandler(handler)
+    finally:  # the process's logging as it was (pytest's capture, uvicorn's loggers)
+        for (logger, handlers, level), propagate in zip(saved, saved_propagate, strict=True):
+            logger.handlers = handlers
+            logger.setLevel(level)
+            logger.propagate = propagate
         logs.bind(table=None, round=None, terminal=None, request_id=None)
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2
