@@ -737,7 +737,8 @@ async def main() -> None:
                         libraries = await cpu_by_library(pids[0], args.perf)
                 if human and warmed and rss_warm is None:
                     rss_warm = [samples_of[-1] for samples_of in memory]
-                if human and warmed:  # every terminal connected: the sockets each holds
+                if human and warmed and time.time() < begin + args.seconds - 2:
+                    # every terminal connected, none stopping yet: the sockets each holds
                     sockets_held = list(
                         await asyncio.gather(
                             *(asyncio.to_thread(scrape_sockets, port) for port in ports)
