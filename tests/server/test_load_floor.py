@@ -92,9 +92,10 @@ def test_load_at_human_pace_reports_sockets_and_the_deal_per_process() -> None:
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["pace"] == "human"
-    assert report["sockets_held"] == 6  # every terminal's socket, as the server counts them
+    # every terminal's socket, as the server counts them (but one away in a network blip)
+    assert 6 - report["network_blips"] <= report["sockets_held"] <= 6
     [process] = report["per_process"]
-    assert process["sockets_held"] == 6 and process["tables"] == 2
+    assert process["sockets_held"] == report["sockets_held"] and process["tables"] == 2
     assert report["rounds"] > 0 and process["rounds"] == report["rounds"]
     assert report["deal_samples"] > 0
     assert report["countdown_end_to_cards_p50_ms"] >= 0  # the cards come after the clock
