@@ -51,9 +51,10 @@ types: $(STAMP)
 	$(BIN)/mypy
 
 # The whole suite, the slow runs (@pytest.mark.slow: property runs, simulations, kernel
-# compiles, the certification) included, on $(PYTEST_WORKERS) workers.
+# compiles, the certification, the floors of several processes) included, on $(PYTEST_WORKERS)
+# workers; the ten slowest tests are listed at the end (CI's output shows where the time goes).
 unit: $(STAMP)
-	$(BIN)/pytest -q $(PYTEST_PARALLEL)
+	$(BIN)/pytest -q $(PYTEST_PARALLEL) --durations=10
 
 # The suite without the slow runs, for a quick check while working (CI runs `make test`).
 quick: $(STAMP)

@@ -21,6 +21,15 @@ Starts ``tablejack serve`` as a separate process on a fresh database, connects t
     .venv/bin/python benchmarks/load.py --tables 50 --terminals 20 --seconds 40 --perf 10
     .venv/bin/python benchmarks/load.py --processes 2 --db postgresql://postgres@127.0.0.1:5432/test
 
+With ``--pace human`` the bots play as people do (:class:`~tablejack.server.botclient.HumanPace`:
+a wager 1–8 s after the round opens, each decision 0.5–4 s after it is asked, some rounds sat
+out, a network blip now and then and a reconnect) with the tables' real countdowns (a 10 s
+wagering window, ``--countdown`` for the decisions); the report then gives, per process and for
+the floor, the sockets held (read from each process's ``/metrics``), the time from the wagering
+countdown's end to the dealt cards on the terminals, and the errors after the warm-up:
+
+    .venv/bin/python benchmarks/load.py --pace human --tables 10 --terminals 5 --seconds 60 --json
+
 With ``--processes N`` (PostgreSQL only: an SQLite floor is one process) the floor is N
 ``tablejack serve`` processes on the one database, leasing the tables among themselves; the
 bots start once every process holds its share, each connecting to its table's process (as a
@@ -57,7 +66,7 @@ from typing import Any
 
 from sqlalchemy import text
 
-from tablejack.server.botclient import Timings, run_bot
+from tablejack.server.botclient import HumanPace, Timings, run_bot
 from tablejack.store import Store
 from tablejack.store import credentials as creds
 from tablejack.store.keys import generate_key_pair
@@ -291,6 +300,7 @@ class BotJob:
     seconds: float
     warmup: float
     processes: dict[str, int]
+    human: bool = False
 
 
 def play_group(job: BotJob) -> dict[str, Any]:
@@ -322,7 +332,8 @@ async def _play_group(job: BotJob) -> dict[str, Any]:
                 timings=timings,
                 seed=index,
                 buzzer_beater=True,
-                reconnect=len(urls) > 1,  # a floor of several: a table may move
+                reconnect=len(urls) > 1 or job.human,  # a table may move; a network blips
+                **({"pace": HumanPace()} if job.human else {}),
             )
         )
         for index, token, urls in job.group
@@ -351,6 +362,18 @@ async def _play_group(job: BotJob) -> dict[str, Any]:
             else sum(1 for at in times if at >= steady)
         ),
         "reconnects": timings.reconnects,
+        "deals": [
+            (table, delay) for table, at, delay in getattr(timings, "deals", []) if at >= steady
+        ],
+        "error_tables": [
+            table
+            for table, at in zip(
+                getattr(timings, "error_tables", []), timings.error_times, strict=False
+            )
+            if at >= steady
+        ],
+        "sit_outs": getattr(timings, "sit_outs", 0),
+        "blips": getattr(timings, "blips", 0),
         "state_messages": sum(
             len(received) for per in timings.arrivals.values() for received in per.values()
         ),
@@ -384,6 +407,7 @@ def start_server(
     *,
     floor: bool,
     number: int,
+    metrics: bool = False,
 ) -> tuple[subprocess.Popen[bytes], int]:
     """One ``tablejack serve`` process and its port (``floor``: one of a floor of several,
     named as a host of its own)."""
@@ -416,6 +440,7 @@ def start_server(
                 if floor
                 else []
             ),
+            *(["--metrics-from", "127.0.0.1"] if metrics else []),
         ],
         stdout=subprocess.DEVNULL,
     )
@@ -462,6 +487,24 @@ async def shared_out(db: str, ports: list[int], tables: int) -> dict[str, int]:
         await store.close()
 
 
+def scrape_sockets(port: int) -> int | None:
+    """The player sockets a serve process holds, from its ``/metrics`` (None: no answer)."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+            body = response.read().decode()
+    except OSError:
+        return None
+    for family in text_string_to_metric_families(body):
+        for sample in family.samples:
+            if sample.name == "tablejack_sockets" and sample.labels.get("role") == "player":
+                return int(sample.value)
+    return None
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=50)
@@ -469,7 +512,18 @@ async def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--db", default="", help="database URL (default: a fresh SQLite file)")
     parser.add_argument("--countdown", type=int, default=5)
-    parser.add_argument("--wagering", type=float, default=1.0)
+    parser.add_argument(
+        "--wagering",
+        type=float,
+        default=None,
+        help="the tables' wagering window in seconds (default 1; 10 at --pace human)",
+    )
+    parser.add_argument(
+        "--pace",
+        choices=("bot", "human"),
+        default="bot",
+        help="bot: every terminal answers at once; human: as people play (see above)",
+    )
     parser.add_argument(
         "--batch-ms",
         type=float,
@@ -557,6 +611,9 @@ async def main() -> None:
         parser.error("--syscalls and --perf look at one serve process")
     if args.soak:
         args.seconds = args.soak
+    human = args.pace == "human"
+    if args.wagering is None:
+        args.wagering = 10.0 if human else 1.0
     if args.processes < 1:
         parser.error("--processes: at least 1")
     if args.processes > 1 and not args.db.startswith("postgres"):
@@ -609,6 +666,7 @@ async def main() -> None:
             work,
             floor=floor,
             number=number,
+            metrics=human,
         )
         for number in range(args.processes)
     ]
@@ -650,7 +708,9 @@ async def main() -> None:
             pending = pool.map_async(
                 play_group,
                 [
-                    BotJob(group, args.terminals, begin, args.seconds, args.warmup, process_of)
+                    BotJob(
+                        group, args.terminals, begin, args.seconds, args.warmup, process_of, human
+                    )
                     for group in groups
                     if group
                 ],
@@ -661,6 +721,8 @@ async def main() -> None:
             warm: tuple[float, int] | None = None  # (server CPU, rounds) once warmed up
             syscalls: dict[str, Any] | None = None
             libraries: dict[str, Any] | None = None
+            sockets_held: list[int | None] = [None] * len(ports)
+            rss_warm: list[float] | None = None  # each process's memory once all connected
             while time.time() < begin + args.seconds:
                 await asyncio.sleep(min(1.0, max(0.0, begin + args.seconds - time.time())))
                 for samples_of, pid in zip(memory, pids, strict=True):
@@ -673,6 +735,15 @@ async def main() -> None:
                         syscalls = await count_syscalls(db, pids[0], args.syscalls)
                     if args.perf:
                         libraries = await cpu_by_library(pids[0], args.perf)
+                if human and warmed and rss_warm is None:
+                    rss_warm = [samples_of[-1] for samples_of in memory]
+                if human and warmed and time.time() < begin + args.seconds - 2:
+                    # every terminal connected, none stopping yet: the sockets each holds
+                    sockets_held = list(
+                        await asyncio.gather(
+                            *(asyncio.to_thread(scrape_sockets, port) for port in ports)
+                        )
+                    )
             server_cpu = [cpu_seconds(pid) - b for pid, b in zip(pids, cpu_before, strict=True)]
             end_cpu = sum(cpu_seconds(pid) for pid in pids)
             results = pending.get()
@@ -742,12 +813,31 @@ async def main() -> None:
             "setup_seconds": round(setup_seconds, 1),
             "cpus": os.cpu_count(),
         }
-        if floor:
+        if human:
+            deals = sorted(delay for r in results for _, delay in r["deals"])
+            report.update(
+                {
+                    "pace": "human",
+                    "wagering_seconds": args.wagering,
+                    "countdown_seconds": args.countdown,
+                    "sockets_held": sum(n or 0 for n in sockets_held),
+                    "deal_samples": len(deals),
+                    "countdown_end_to_cards_p50_ms": percentile(deals, 50),
+                    "countdown_end_to_cards_p99_ms": percentile(deals, 99),
+                    "sit_outs": sum(r["sit_outs"] for r in results),
+                    "network_blips": sum(r["blips"] for r in results),
+                }
+            )
+        if floor or human:
             per_process = []
             for number in range(args.processes):
                 own = [t for t, p in process_of.items() if p == number]
                 done = sum(rounds_at[t] for t in own)
-                mine = sorted(s for r in results for s in r["latencies_by_process"].get(number, []))
+                mine = (
+                    sorted(s for r in results for s in r["latencies_by_process"].get(number, []))
+                    if floor
+                    else samples
+                )
                 per_process.append(
                     {
                         "process": number,
@@ -763,6 +853,39 @@ async def main() -> None:
                         **(soak_report(memory[number]) if args.soak else {}),
                     }
                 )
+                if human:
+                    dealt = sorted(
+                        delay
+                        for r in results
+                        for table, delay in r["deals"]
+                        if process_of[table] == number
+                    )
+                    per_process[-1].update(
+                        {
+                            "sockets_held": sockets_held[number],
+                            "rounds_per_second": round(done / elapsed, 2),
+                            "rss_mb_end": round(memory[number][-1], 1),
+                            "rss_mb_before_bots": round(memory[number][0], 1),
+                            "rss_kb_per_socket": (  # what the sockets (and play) added
+                                round(
+                                    1024
+                                    * (rss_warm[number] - memory[number][0])
+                                    / sockets_held[number],
+                                    1,
+                                )
+                                if rss_warm is not None and sockets_held[number]
+                                else None
+                            ),
+                            "countdown_end_to_cards_p50_ms": percentile(dealt, 50),
+                            "countdown_end_to_cards_p99_ms": percentile(dealt, 99),
+                            "errors_after_warmup": sum(
+                                1
+                                for r in results
+                                for table in r["error_tables"]
+                                if process_of[table] == number
+                            ),
+                        }
+                    )
             report["per_process"] = per_process
             report["route"] = args.route
         if args.json:

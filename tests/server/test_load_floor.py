@@ -79,3 +79,26 @@ def test_load_reports_where_the_servers_cpu_goes_by_library() -> None:
     assert shares["python"] > 0
     assert 0 < sum(shares.values()) <= 100.5  # (perf rounds each library's share to 0.01 %)
     assert list(shares.values()) == sorted(shares.values(), reverse=True)
+
+
+def test_load_at_human_pace_reports_sockets_and_the_deal_per_process() -> None:
+    """``--pace human`` at a tiny size: bots that think before they wager and decide, on the
+    tables' countdowns; the report holds the sockets each process held (its ``/metrics``), the
+    time from the countdown's end to the dealt cards, and every cent."""
+    done = run_load(
+        "--pace", "human", "--tables", "2", "--terminals", "3", "--seconds", "16",
+        "--warmup", "3", "--wagering", "3", "--countdown", "5", "--json", "--bot-processes", "1",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["pace"] == "human"
+    # every terminal's socket, as the server counts them (but one away in a network blip)
+    assert 6 - report["network_blips"] <= report["sockets_held"] <= 6
+    [process] = report["per_process"]
+    assert process["sockets_held"] == report["sockets_held"] and process["tables"] == 2
+    assert report["rounds"] > 0 and process["rounds"] == report["rounds"]
+    assert report["deal_samples"] > 0
+    assert report["countdown_end_to_cards_p50_ms"] >= 0  # the cards come after the clock
+    assert report["wagers"] > 0 and report["decisions"] > 0
+    assert report["sum_of_all_accounts"] == 0
+    assert report["ledger_problems"] == []

@@ -21,9 +21,8 @@ def _serve(
 ) -> tuple[list[str], dict[str, Any]]:
     """``serve`` with ``options``, stopped before it listens: its start-up text and the
     arguments it built the app with."""
-    import uvicorn
-
     import tablejack.server.app as app_module
+    from tablejack.server import health
 
     built: dict[str, Any] = {}
     real = app_module.create_app
@@ -33,7 +32,7 @@ def _serve(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(app_module, "create_app", recording)
-    monkeypatch.setattr(uvicorn, "run", lambda application, **settings: None)
+    monkeypatch.setattr(health, "run_server", lambda application, drain, **settings: None)
     result = runner.invoke(
         app, ["serve", "--unsigned", "--db", str(tmp_path / "floor.sqlite"), *options]
     )

@@ -367,10 +367,12 @@ def test_605a_tls_the_real_process_exits_non_zero_on_half_a_configuration(
 def test_605a_tls_the_tables_file_server_section_configures_tls(
     files: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import uvicorn
+    from tablejack.server import health
 
     calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(uvicorn, "run", lambda application, **options: calls.append(options))
+    monkeypatch.setattr(
+        health, "run_server", lambda application, drain, **options: calls.append(options)
+    )
     tables = tmp_path / "tables.toml"
     tables.write_text(
         f'[server]\ntls_cert = "{files["cert"].name}"\ntls_key = "{files["key"].name}"\n'
@@ -407,9 +409,9 @@ def test_605a_tls_the_tables_file_server_section_configures_tls(
 def test_605a_tls_plain_http_on_a_network_address_is_warned(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import uvicorn
+    from tablejack.server import health
 
-    monkeypatch.setattr(uvicorn, "run", lambda application, **options: None)
+    monkeypatch.setattr(health, "run_server", lambda application, drain, **options: None)
     result = runner.invoke(
         app, ["serve", "--unsigned", "--db", str(tmp_path / "x.sqlite"), "--host", "0.0.0.0"]
     )

@@ -17,7 +17,7 @@ import asyncio
 import logging
 import ssl
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -28,6 +28,7 @@ from fastapi.responses import JSONResponse, Response
 
 from tablejack.server import (
     floor_api,
+    health,
     pages,
     records_api,
     tables_api,
@@ -36,11 +37,13 @@ from tablejack.server import (
     tilt_api,
     trust_api,
 )
+from tablejack.server import metrics as floor_metrics
 from tablejack.server.auth import AuthRefusedError
 from tablejack.server.compose import make_floor
 from tablejack.server.floor import Floor
 from tablejack.server.gate import Gate, GateLimits, RefuseControlCharacters
 from tablejack.server.leasing import FloorLeases, LeaseSettings, lease_options, save_tables
+from tablejack.server.logs import RequestIds
 from tablejack.server.protocol import PROTOCOL_VERSION
 from tablejack.server.proxy import ForwardTableRequests
 from tablejack.server.table import TableConfig
@@ -80,6 +83,7 @@ def create_app(
     demo: bool = False,
     gate: GateLimits | None = None,
     lease: LeaseSettings | None = None,
+    metrics_from: Iterable[floor_metrics.Network] = (),
 ) -> FastAPI:
     """The app for one floor on ``db_url``: the given tables, then those saved in the store;
     ``setup`` runs once the floor is up (the demo uses it to add players and tokens).
@@ -101,7 +105,10 @@ def create_app(
     the hello (:mod:`tablejack.server.gate`; its constants by default). ``lease``: this
     process is one of a floor of several on PostgreSQL: it runs the tables it holds the lease
     of, up to its share, and forwards a terminal of another's table to it
-    (:mod:`tablejack.server.leasing`, :mod:`tablejack.server.proxy`)."""
+    (:mod:`tablejack.server.leasing`, :mod:`tablejack.server.proxy`). ``metrics_from``: the
+    addresses that may read ``/metrics`` without a staff credential
+    (:mod:`tablejack.server.metrics`); ``/healthz`` and ``/readyz`` answer the load balancer
+    (:mod:`tablejack.server.health`)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -137,6 +144,7 @@ def create_app(
                 await floor.add_table(config)
             await floor.load_stored_tables(skip=[c.id for c in tables or []])
         app.state.leases = leases
+        app.state.metrics.attach(floor, leases, checkpointer)
         if setup is not None:
             await setup(floor)
         if checkpointer is not None:  # the tail of a crash, the set-up: signed before play
@@ -201,6 +209,8 @@ def create_app(
     app.state.demo = demo
     app.state.rate = rate
     app.state.leases = None
+    app.state.draining = False  # set by a drain (SIGTERM): /readyz answers 503
+    app.state.metrics = floor_metrics.Metrics(metrics_from)
     app.add_middleware(ForwardTableRequests)  # another process's table: forwarded there
     app.add_middleware(RefuseControlCharacters)  # a NUL in a path or query: 422
 
@@ -225,6 +235,9 @@ def create_app(
     tilt_api.register(app)  # table tilts and the shoe (PA 605a lock-out)
     app.include_router(terminal_features.router)  # the terminal's language catalogs
     app.include_router(trust_api.router)  # sessions, credentials, the cage, checkpoints
+    app.include_router(health.router)  # /healthz, /readyz for load balancers
+    app.include_router(floor_metrics.router)  # /metrics for Prometheus
+    app.add_middleware(RequestIds)  # the logs' request ids (outermost)
     if demo:
         from tablejack.server import demo as demo_floor
 

@@ -5,6 +5,11 @@ position, wager whenever a round is open for wagering, and decide with a simple 
 
 Each bot records when it sent each decision and when every state arrived, so the benchmark can
 measure the time from a terminal's action to every terminal's update (see :class:`Timings`).
+
+At ``pace="human"`` a bot plays as a person at a terminal does (:class:`HumanPace`): it wagers
+1–8 s after the round opens, decides 0.5–4 s after it is asked, sits some rounds out, and now
+and then loses its network for a moment and reconnects; it also records, for each round, the
+time from the wagering countdown's end to the dealt cards on its screen.
 """
 
 from __future__ import annotations
@@ -14,11 +19,25 @@ import contextlib
 import json
 import random
 import time
+from collections import Counter
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Timings", "run_bot"]
+__all__ = ["HumanPace", "Timings", "run_bot"]
+
+
+@dataclass(frozen=True)
+class HumanPace:
+    """How a person plays (``run_bot(pace=…)``): seconds from the round's opening to the wager,
+    from being asked to the decision, the chance of sitting a round out and of a network blip
+    (the socket dropped, reconnected after ``blip_seconds``) at each round."""
+
+    wager_seconds: tuple[float, float] = (1.0, 8.0)
+    decision_seconds: tuple[float, float] = (0.5, 4.0)
+    sit_out: float = 0.15
+    blip: float = 0.01
+    blip_seconds: tuple[float, float] = (1.0, 3.0)
 
 
 @dataclass
@@ -36,6 +55,15 @@ class Timings:
     error_times: list[float] = field(default_factory=list)
     """When each error frame arrived (``time.perf_counter``)."""
     reconnects: int = 0
+    error_tables: list[str] = field(default_factory=list)
+    """The table of each error frame (beside :attr:`error_times`)."""
+    deals: list[tuple[str, float, float]] = field(default_factory=list)
+    """(table, when the cards arrived — ``time.perf_counter`` —, seconds from the wagering
+    countdown's end to them): one per round and terminal that saw the countdown."""
+    sit_outs: int = 0
+    blips: int = 0
+    closes: Counter[int | None] = field(default_factory=Counter)
+    """The close codes of the sockets the server closed (1012: it drains, reconnect)."""
 
     def arrived(self, table: str, round_id: str, terminal: str, seq: int, at: float) -> None:
         """A terminal received the state at ``seq`` of a round."""
@@ -85,13 +113,15 @@ async def run_bot(
     seed: int = 0,
     reconnect: bool = False,
     buzzer_beater: bool = False,
+    pace: HumanPace | None = None,
 ) -> None:
     """Play until ``stop`` is set (reconnecting after a dropped connection if asked), signed in
     at ``terminal`` with its device credential ``terminal_key``. ``url``: the server's socket,
     or the sockets of a floor's processes — a connection that cannot be opened is tried at the
-    next (as a load balancer in front of the floor would)."""
+    next (as a load balancer in front of the floor would). ``pace``: play at a person's pace
+    (:class:`HumanPace`; None: answer at once, as fast as the server lets it)."""
     from websockets.asyncio.client import connect
-    from websockets.exceptions import WebSocketException
+    from websockets.exceptions import ConnectionClosed, WebSocketException
 
     urls = [url] if isinstance(url, str) else list(url)
     rng = random.Random(seed)
@@ -123,6 +153,90 @@ async def run_bot(
                 sent: dict[str, float] = {}
                 waiting_for: str | None = None
                 closer = asyncio.create_task(_close_when(stop, socket))
+                screen: dict[str, Any] = {}
+                """The last state (a person acts on the screen as it is when they act)."""
+                later: set[asyncio.Task[None]] = set()
+                deadline: dict[str, float] = {}
+                """The wagering countdown's end (ms, this host's clock) by round."""
+                dealt: set[str] = set()
+                blipped = False
+
+                async def send_wager(round_id: str) -> None:
+                    nonlocal counter
+                    counter += 1
+                    await socket.send(
+                        json.dumps(
+                            {
+                                "type": "wager",
+                                "id": f"{terminal}-{counter}",
+                                "kind": "blackjack",
+                                "amount": amount,
+                            }
+                        )
+                    )
+                    if buzzer_beater and rng.random() < 0.3:
+                        counter += 1
+                        await socket.send(
+                            json.dumps(
+                                {
+                                    "type": "wager",
+                                    "id": f"{terminal}-{counter}",
+                                    "kind": "buzzer_beater",
+                                    "amount": amount // 2,
+                                }
+                            )
+                        )
+                    if timings is not None:
+                        timings.wagers += 1
+
+                async def send_decision(
+                    you: dict[str, Any], legal: list[str], sent: dict[str, float]
+                ) -> None:
+                    nonlocal counter, waiting_for
+                    verb = _decide(you, legal, rng)
+                    counter += 1
+                    command_id = f"{terminal}-{counter}"
+                    sent[command_id] = time.perf_counter()
+                    waiting_for = command_id
+                    await socket.send(
+                        json.dumps({"type": "action", "id": command_id, "verb": verb})
+                    )
+                    if timings is not None:
+                        timings.decisions += 1
+
+                async def wager_later(round_id: str, delay: float, screen: dict[str, Any]) -> None:
+                    await asyncio.sleep(delay)
+                    view = screen.get("view") or {}
+                    if (
+                        screen.get("round_id") == round_id
+                        and view.get("phase") == "wagering"
+                        and view.get("you") is None
+                        and not _clock_ran_out(screen.get("countdown"))
+                    ):
+                        await send_wager(round_id)
+
+                async def decide_later(
+                    round_id: str, delay: float, screen: dict[str, Any], sent: dict[str, float]
+                ) -> None:
+                    nonlocal waiting_for
+                    await asyncio.sleep(delay)
+                    if waiting_for == "later":
+                        waiting_for = None
+                    you = (screen.get("view") or {}).get("you") or {}
+                    legal = you.get("legal_actions") or []
+                    if (
+                        screen.get("round_id") == round_id
+                        and legal
+                        and waiting_for is None
+                        and you.get("awaiting_decision", True)
+                    ):
+                        await send_decision(you, legal, sent)
+
+                def schedule(work: Any, later: set[asyncio.Task[None]]) -> None:
+                    task = asyncio.create_task(work)
+                    later.add(task)
+                    task.add_done_callback(later.discard)
+
                 try:
                     async for raw in socket:
                         now = time.perf_counter()
@@ -140,6 +254,7 @@ async def run_bot(
                             if timings is not None:
                                 timings.errors += 1
                                 timings.error_times.append(now)
+                                timings.error_tables.append(table)
                             acted = None
                         if kind == "seq" and timings is not None and message["round_id"]:
                             timings.arrived(
@@ -154,40 +269,46 @@ async def run_bot(
                         view = message.get("view")
                         if view is None:
                             continue
+                        screen.clear()
+                        screen.update(message)
                         round_id = message.get("round_id")
                         you = view.get("you")
+                        countdown = message.get("countdown")
+                        if pace is not None and round_id is not None:
+                            if countdown is not None and countdown.get("window") == "wagering":
+                                deadline[round_id] = float(countdown["ends_at_ms"])
+                            elif (
+                                view["phase"] != "wagering"
+                                and round_id in deadline
+                                and round_id not in dealt
+                            ):  # the first state past the wagering: the cards on the screen
+                                dealt.add(round_id)
+                                if timings is not None:
+                                    delay = time.time() - deadline[round_id] / 1000
+                                    timings.deals.append((table, now, delay))
                         if (
                             view["phase"] == "wagering"
                             and you is None
                             and wagered != round_id
-                            and not _clock_ran_out(message.get("countdown"))
+                            and not _clock_ran_out(countdown)
                         ):
                             wagered = round_id
-                            counter += 1
-                            await socket.send(
-                                json.dumps(
-                                    {
-                                        "type": "wager",
-                                        "id": f"{terminal}-{counter}",
-                                        "kind": "blackjack",
-                                        "amount": amount,
-                                    }
+                            if pace is None:
+                                await send_wager(round_id)
+                            elif rng.random() < pace.blip:  # the network drops for a moment
+                                blipped = True
+                                if timings is not None:
+                                    timings.blips += 1
+                                await socket.close()
+                                break
+                            elif rng.random() < pace.sit_out:
+                                if timings is not None:
+                                    timings.sit_outs += 1
+                            else:
+                                schedule(
+                                    wager_later(round_id, rng.uniform(*pace.wager_seconds), screen),
+                                    later,
                                 )
-                            )
-                            if buzzer_beater and rng.random() < 0.3:
-                                counter += 1
-                                await socket.send(
-                                    json.dumps(
-                                        {
-                                            "type": "wager",
-                                            "id": f"{terminal}-{counter}",
-                                            "kind": "buzzer_beater",
-                                            "amount": amount // 2,
-                                        }
-                                    )
-                                )
-                            if timings is not None:
-                                timings.wagers += 1
                             continue
                         legal = (you or {}).get("legal_actions") or []
                         if (
@@ -200,25 +321,31 @@ async def run_bot(
                         if acted == turn:
                             continue
                         acted = turn
-                        verb = _decide(you, legal, rng)
-                        counter += 1
-                        command_id = f"{terminal}-{counter}"
-                        sent[command_id] = time.perf_counter()
-                        waiting_for = command_id
-                        await socket.send(
-                            json.dumps({"type": "action", "id": command_id, "verb": verb})
-                        )
-                        if timings is not None:
-                            timings.decisions += 1
+                        if pace is None:
+                            await send_decision(you or {}, legal, sent)
+                        else:  # thinking: no other decision until this one is made
+                            waiting_for = "later"
+                            thinking = rng.uniform(*pace.decision_seconds)
+                            schedule(decide_later(str(round_id), thinking, screen, sent), later)
                 finally:
                     closer.cancel()
+                    for task in list(later):
+                        task.cancel()
+                if blipped and pace is not None:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), rng.uniform(*pace.blip_seconds))
+                elif timings is not None and not stop.is_set():
+                    timings.closes[socket.close_code] += 1
             if not reconnect or stop.is_set():
                 return
             if timings is not None:  # closed by the server (e.g. its table moved): again
                 timings.reconnects += 1
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=0.2)
-        except (OSError, WebSocketException, TimeoutError):
+        except (OSError, WebSocketException, TimeoutError) as error:
+            closed = error.rcvd if isinstance(error, ConnectionClosed) else None
+            if closed is not None and timings is not None and not stop.is_set():  # by the server
+                timings.closes[closed.code] += 1
             attempt += 1  # the next process of the floor
             if not reconnect:
                 return

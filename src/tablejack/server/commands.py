@@ -157,9 +157,33 @@ def register(app: typer.Typer) -> None:
                 "log unseen): development only.",
             ),
         ] = False,
+        log_format: Annotated[
+            str,
+            typer.Option(help="Logs on stderr: `json` (one object a line) or `text`."),
+        ] = "text",
+        log_level: Annotated[
+            str,
+            typer.Option(
+                help="Log level: debug, info (with the access log), warning, error, critical."
+            ),
+        ] = "warning",
+        metrics_from: Annotated[
+            list[str] | None,
+            typer.Option(
+                help="An address or network (CIDR) that may read /metrics without a staff "
+                "credential, e.g. 127.0.0.1 for a Prometheus on this host (repeat for more)."
+            ),
+        ] = None,
+        drain_seconds: Annotated[
+            float,
+            typer.Option(
+                help="On SIGTERM: how long to wait for the tables' rounds to end before the "
+                "shutdown hands them over (docs/server.md, Operations)."
+            ),
+        ] = 30.0,
     ) -> None:
         """Run the table server: terminals, dealer console, supervisor API and pages."""
-        import uvicorn
+        import ipaddress
 
         from tablejack.server.app import create_app
         from tablejack.server.demo import demo_setup, demo_tables, demo_urls
@@ -175,6 +199,26 @@ def register(app: typer.Typer) -> None:
         from tablejack.server.tls import TLSConfigError, tls_context
         from tablejack.store import async_url
 
+        if log_format not in ("json", "text") or log_level.lower() not in (
+            "debug",
+            "info",
+            "warning",
+            "error",
+            "critical",
+        ):
+            typer.echo(
+                "tablejack serve: --log-format is json or text, --log-level debug, info, "
+                "warning, error or critical. The server did not start.",
+                err=True,
+            )
+            raise typer.Exit(code=2)
+        try:
+            networks = [ipaddress.ip_network(item, strict=False) for item in metrics_from or []]
+        except ValueError as error:
+            typer.echo(
+                f"tablejack serve: --metrics-from: {error}. The server did not start.", err=True
+            )
+            raise typer.Exit(code=2) from None
         floor_of_processes = async_url(db).startswith("postgresql")
         tables_file, table_ids = _tables_option(tables, floor_of_processes)
         settings = _server_settings(tables_file) if tables_file is not None else {}
@@ -255,6 +299,7 @@ def register(app: typer.Typer) -> None:
             checkpoints=signing,
             demo=demo,
             lease=lease,
+            metrics_from=networks,
         )
         base = f"{scheme}://{host}:{port}"
         typer.echo(f"tablejack table server on {base} (database {db})")
@@ -291,17 +336,18 @@ def register(app: typer.Typer) -> None:
         if demo:
             for line in demo_urls(base, configs):
                 typer.echo("  " + line)
-        import logging
+        from tablejack.server.health import run_server
+        from tablejack.server.logs import configure
 
-        logging.basicConfig(  # the server's own warnings, with the time (a floor's log)
-            format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.WARNING
-        )
+        configure(log_format, log_level)  # the server's and uvicorn's lines, with the time
         try:
-            uvicorn.run(
+            run_server(  # drains on SIGTERM (server.health)
                 application,
+                drain_seconds,
                 host=host,
                 port=port,
-                log_level="warning",
+                log_config=None,  # server.logs configured them
+                access_log=log_level.lower() in ("debug", "info"),
                 ws=protocol_class(),  # uvicorn's sans-I/O protocol, fewer pauses
                 loop=event_loop(),  # uvloop where installed
                 ws_per_message_deflate=False,

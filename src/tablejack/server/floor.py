@@ -51,6 +51,8 @@ OUTBOX_LIMIT = 256
 CREDENTIAL_ENDED = "credential ended"
 """The reason of the 1008 close of a socket whose credential ended (signed out, revoked,
 expired, its terminal's key replaced, the terminal retired)."""
+CLOSING = (1008, "closing")
+"""The close code and reason of a socket the server ends without saying why."""
 """Messages a connection may have waiting to be sent; one more disconnects it (too slow)."""
 
 
@@ -128,8 +130,9 @@ class Connection:
     scope extension; None: a server that has none)."""
     ended: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     """Set when the socket was closed from this side, or ended."""
-    closing: str = ""
-    """The reason of the close frame when the server ends the socket (:meth:`end`)."""
+    closing: tuple[int, str] | None = None
+    """The close code and reason when the server ends the socket: 1008 and a reason
+    (:meth:`end`), or 1012 for a drain (``server.health``); None: 1008 ``closing``."""
     _waiting: asyncio.Task[None] | None = field(default=None, repr=False)
     """Waits for the transport to drain (see :meth:`send_waiting`)."""
 
@@ -161,7 +164,7 @@ class Connection:
 
     def end(self, reason: str) -> None:
         """Close the socket (1008 ``reason``) after the messages already waiting."""
-        self.closing = self.closing or reason
+        self.closing = self.closing or (1008, reason)
         self.push(None)
 
     def attach(
@@ -219,7 +222,7 @@ class Connection:
                 if close is not None:
                     with contextlib.suppress(Exception):
                         await close(
-                            1008, "too slow" if self.overflowed else (self.closing or "closing")
+                            *((1008, "too slow") if self.overflowed else self.closing or CLOSING)
                         )
                 return
             try:

@@ -212,6 +212,13 @@ class FloorLeases:
         """When the last renewal that succeeded was sent (this process's clock)."""
         self.dropped: Counter[str] = Counter()
         """Tables dropped, by reason (``taken``, ``fenced``, ``cut off``, ``released``)."""
+        self.takeovers = 0
+        """Tables taken whose lease another process held before (the metrics)."""
+        self.refusals = 0
+        """Writes of this process's tables the store refused for their fencing token."""
+        self.draining = False
+        """Set when the process drains (``server.health``): it takes no table any more and
+        hands its own back between rounds."""
         self._tasks: list[asyncio.Task[None]] = []
         self._starting: set[asyncio.Task[None]] = set()
         """The tables being recovered."""
@@ -316,6 +323,7 @@ class FloorLeases:
 
     def fenced(self, table_id: str) -> None:
         """The store refused a write of ``table_id`` for its fencing token: drop it now."""
+        self.refusals += 1
         if table_id in self.fences and table_id not in self._dropping:
             asyncio.get_running_loop().create_task(self.drop(table_id, "fenced"))
 
@@ -388,6 +396,8 @@ class FloorLeases:
             elif lease.holder != self.member and ended(lease.holder):
                 free.append((row, lease.holder))  # its process is gone: no need to wait
         random.shuffle(free)
+        if self.draining:  # stopping: the others take this process's tables, not it theirs
+            free = []
         taken: list[tuple[dict[str, Any], Fence]] = []
         for row, dead in free:
             lease = view.leases.get(row["id"])
@@ -398,6 +408,8 @@ class FloorLeases:
             if fence is not None:
                 self.fences[str(row["id"])] = fence
                 taken.append((row, fence))
+                if lease is not None and lease.holder and lease.holder != self.member:
+                    self.takeovers += 1
         # the tables taken are recovered side by side, while the turns go on: a dead
         # process's tables all come back in about the time one takes, and a table that expires
         # meanwhile is not kept waiting behind them
@@ -405,7 +417,8 @@ class FloorLeases:
             task = asyncio.create_task(self._take(row, fence))
             self._starting.add(task)
             task.add_done_callback(self._starting.discard)
-        await self._even_out(view, share)
+        if not self.draining:
+            await self._even_out(view, share)
 
     async def _take(self, row: dict[str, Any], fence: Fence) -> None:
         """Start a table taken under ``fence``: recovered from its log, then served (the floor

@@ -26,6 +26,7 @@ from tablejack.server.floor import (
     TableElsewhereError,
 )
 from tablejack.server.gate import Gate, Session
+from tablejack.server.logs import bind
 from tablejack.server.protections import guard, wager_at_stake
 from tablejack.server.protocol import (
     PROTOCOL_VERSION,
@@ -134,6 +135,8 @@ async def _session(socket: WebSocket) -> None:
             )
             return
         floor.connections.add(connection)
+        bind(terminal=connection.terminal or connection.subject)
+        answered = socket.app.state.metrics.answered
         connection.attach(
             socket.send_text,
             socket.close,
@@ -200,7 +203,12 @@ async def _session(socket: WebSocket) -> None:
                     return  # closed: repeated malformed messages
                 continue
             try:
+                read = time.perf_counter()
+                table = floor.tables.get(connection.table or "")
+                bind(table=connection.table, round=None if table is None else table.round_id)
                 await _handle(floor, connection, message)
+                if isinstance(message, WagerMessage | Action):
+                    answered(message.type, time.perf_counter() - read)
             except TableElsewhereError as moved:  # another process runs it: forwarded
                 assert frame.text is not None
                 if await forward_socket(

@@ -32,6 +32,7 @@ import hashlib
 import json
 import logging
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,6 +157,9 @@ class Checkpointer:
         self.key_id = key_id(private_key.public_key())
         self.file = file
         self._file_last: int | None = None
+        self.checked_at: float | None = None
+        """When (``time.time()``) the log was last found covered, by a checkpoint made or
+        with nothing to sign (the metrics' checkpoint age)."""
 
     async def last(self) -> CheckpointRecord | None:
         """The newest checkpoint in the database."""
@@ -176,7 +180,9 @@ class Checkpointer:
         not ``force``: no checkpoint). The database holds it before the file does."""
         if reason not in REASONS:
             raise ValueError(f"A checkpoint's reason is one of {REASONS}, not {reason!r}.")
+        checked = time.time()
         made = await self._write(reason, force)
+        self.checked_at = checked
         await self.sync_file()
         return made
 

@@ -693,6 +693,9 @@ class Store:
         step of a failed one written again alone)."""
         self.after_write: Callable[[int], None] | None = None
         """Called with :attr:`events_written` after every commit (the checkpointer's hook)."""
+        self.committed: Callable[[Sequence[Step], float], None] | None = None
+        """Called after every play-path transaction that committed, with its steps and the
+        seconds it took (the metrics' hook, ``server.metrics``)."""
 
     @classmethod
     async def open(
@@ -1102,6 +1105,7 @@ class Store:
             await asyncio.sleep(self.commit_window)
         while self._pending:
             batch, self._pending = self._pending[:64], self._pending[64:]
+            started = time.perf_counter()
             try:
                 results = await self._write_steps([step for step, _ in batch])
             except Exception:
@@ -1117,12 +1121,16 @@ class Store:
                         if not future.done():
                             future.set_result(records)
                 continue
+            if self.committed is not None:  # (a failing hook never fails a commit)
+                with contextlib.suppress(Exception):
+                    self.committed([step for step, _ in batch], time.perf_counter() - started)
             for (step, future), (records, head) in zip(batch, results, strict=True):
                 self._remember_head(step, head)
                 if not future.done():
                     future.set_result(records)
 
     async def _commit_alone(self, step: Step) -> list[EventRecord]:
+        started = time.perf_counter()
         try:
             [(records, head)] = await self._write_steps([step], at_once=False)
         except BaseException as error:
@@ -1130,6 +1138,9 @@ class Store:
             if not isinstance(error, IntegrityError):
                 raise
             raise _translate(error, step.round_id) from None
+        if self.committed is not None:
+            with contextlib.suppress(Exception):
+                self.committed([step], time.perf_counter() - started)
         self._remember_head(step, head)
         return records
 

@@ -37,6 +37,7 @@ from tablejack.core.errors import InvalidNotationError, TablejackError
 from tablejack.core.money import format_cents
 from tablejack.games import GAMES
 from tablejack.server.adapters import adapter_for
+from tablejack.server.logs import bind
 from tablejack.server.table.bookkeeping import Books
 from tablejack.server.table.cards import VirtualShoe
 from tablejack.server.table.collaborators import CardInventory, Host, LockOut
@@ -628,6 +629,7 @@ class Table(TableViews):
         return await future
 
     async def _work(self) -> None:
+        bind(table=self.id, round=self.round_id, terminal=None)  # the logs: the table's batch
         if self.step_wait > 0:  # (never less than the step window)
             await self._gather()
         while self._queue:
@@ -1160,6 +1162,7 @@ class Table(TableViews):
         self.broadcast()
 
     async def _countdown(self, key: tuple[Any, ...], seconds: float) -> None:
+        bind(table=self.id, round=self.round_id, terminal="clock")  # the logs: the clock's
         await asyncio.sleep(seconds)
         await self._apply_waiting()  # what came before the clock ran out, first
         async with self.lock:
@@ -1185,6 +1188,7 @@ class Table(TableViews):
         self.changed()
 
     async def _next_round(self) -> None:
+        bind(table=self.id, round=None, terminal="auto-dealer")
         await asyncio.sleep(self.config.between_rounds_seconds if self.round is not None else 0)
         try:
             await self.open_round("auto-dealer")
