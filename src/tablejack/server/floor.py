@@ -48,12 +48,12 @@ SETUP_OPERATOR = Actor(Role.OPERATOR, "floor set-up")
 
 
 OUTBOX_LIMIT = 256
+"""Messages a connection may have waiting to be sent; one more disconnects it (too slow)."""
 CREDENTIAL_ENDED = "credential ended"
 """The reason of the 1008 close of a socket whose credential ended (signed out, revoked,
 expired, its terminal's key replaced, the terminal retired)."""
 CLOSING = (1008, "closing")
 """The close code and reason of a socket the server ends without saying why."""
-"""Messages a connection may have waiting to be sent; one more disconnects it (too slow)."""
 
 
 class Outboxes:
