@@ -47,6 +47,7 @@ from tablejack.server.trust_api import CheckpointSettings, run_checkpoints
 from tablejack.store import Store
 from tablejack.store.checkpoints import Checkpointer
 from tablejack.store.keys import load_private_key
+from tablejack.store.leases import floor_hop_key
 
 __all__ = ["Setup", "create_app", "start_checkpoint"]
 
@@ -129,6 +130,7 @@ def create_app(
                 db_url, migrate=False, pool_size=2, **lease_options(lease)
             )
             leases = FloorLeases(floor, lease, lease_store)
+            app.state.hop_key = await floor_hop_key(store)  # the proof of a forwarded request
             await save_tables(floor, tables or [])
             await leases.start()
         else:
@@ -200,6 +202,7 @@ def create_app(
     app.state.demo = demo
     app.state.rate = rate
     app.state.leases = None
+    app.state.hop_key = None
     app.add_middleware(ForwardTableRequests)  # another process's table: forwarded there
     app.add_middleware(RefuseControlCharacters)  # a NUL in a path or query: 422
 
