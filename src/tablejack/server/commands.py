@@ -323,8 +323,11 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         checkpoints: Annotated[
-            Path | None,
-            typer.Option(help="The append-only checkpoint file kept outside the database."),
+            list[Path] | None,
+            typer.Option(
+                help="The append-only checkpoint file kept outside the database (repeat for "
+                "each process of a floor); checked both ways against the database's."
+            ),
         ] = None,
         strict: Annotated[
             bool | None,
@@ -353,7 +356,7 @@ def register(app: typer.Typer) -> None:
                 return await verify(
                     store,
                     public_keys=keys,
-                    checkpoint_file=checkpoints,
+                    checkpoint_files=checkpoints or [],
                     strict=bool(keys) if strict is None else strict,
                 )
             finally:

@@ -190,7 +190,17 @@ async def issue(
                 .where(CREDENTIALS.c.id == existing.id)
                 .values(expires_us=expires)
             )
-        await _log(store, "renewed", existing.id, digest, chosen.value, subject, expires, by)
+        await _log(
+            store,
+            "renewed",
+            existing.id,
+            digest,
+            chosen.value,
+            subject,
+            expires,
+            by,
+            terminal=existing.terminal,
+        )
         renewed = await credential_by_id(store, existing.id)
         assert renewed is not None
         return Issued(secret, renewed)
@@ -210,7 +220,17 @@ async def issue(
     }
     async with store.transaction() as connection:
         await connection.execute(CREDENTIALS.insert().values(**row))
-    await _log(store, "issued", credential_id, digest, chosen.value, subject, expires, by)
+    await _log(
+        store,
+        "issued",
+        credential_id,
+        digest,
+        chosen.value,
+        subject,
+        expires,
+        by,
+        terminal=terminal,
+    )
     return Issued(secret, _credential(row))
 
 
@@ -223,6 +243,8 @@ async def _log(
     subject: str,
     expires_us: int,
     by: Actor,
+    *,
+    terminal: str | None,
 ) -> None:
     await store.commit_logged(
         AUTH_LOG,
@@ -233,6 +255,7 @@ async def _log(
                 "token_sha256": digest,
                 "role": role,
                 "subject": subject,
+                "terminal": terminal,
                 "expires_us": expires_us,
                 "by": by.describe(),
             },
