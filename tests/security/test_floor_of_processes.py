@@ -19,21 +19,28 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
 import pytest
 from sqlalchemy import text
+from starlette.requests import Request
 
-from tablejack.server.proxy import CALLER_HOST, FORWARDED, HOP, hop_proof
+from tablejack.server.proxy import (
+    CALLER_HOST,
+    FORWARDED,
+    HOP,
+    HOP_SECONDS,
+    caller_host,
+    hop_proof,
+)
 from tablejack.server.testing import free_port, start_serve, wait_listening
 from tablejack.store import Store
 from tablejack.store import credentials as creds
 from tablejack.store.policy import Actor, Role
 from tablejack.store.testing import Backend
 from tablejack.store.vouchers import register_terminal
-
-pytestmark = pytest.mark.slow
 
 SETUP = Actor(Role.OPERATOR, "set-up")
 STAFF = {"dealer": "tok-dealer", "supervisor": "tok-super", "operator": "tok-operator"}
@@ -140,6 +147,7 @@ def terminal_tilts(process: Process, table: str) -> list[dict[str, Any]]:
     return [t for t in state.json()["tilts"] if t["scope"] == "terminal"]
 
 
+@pytest.mark.slow
 def test_every_staff_action_works_from_either_process_by_the_pages_session(
     floor: tuple[Process, Process],
 ) -> None:
@@ -204,6 +212,7 @@ def test_every_staff_action_works_from_either_process_by_the_pages_session(
     assert terminal_tilts(second, "A2") == []
 
 
+@pytest.mark.slow
 def test_a_foreign_origin_is_refused_across_the_hop_and_forged_hop_headers_prove_nothing(
     floor: tuple[Process, Process],
 ) -> None:
@@ -243,3 +252,33 @@ def test_a_foreign_origin_is_refused_across_the_hop_and_forged_hop_headers_prove
         ).status_code
         == 200
     )
+
+
+def _received(key: bytes | None, method: str, path: str, claimed: str, proof: str) -> Request:
+    """A request as the table's process receives it at ``b:2`` from ``a:1``'s hop."""
+    headers = [
+        (b"host", b"b:2"),
+        (CALLER_HOST.encode(), claimed.encode()),
+        (HOP.encode(), proof.encode()),
+    ]
+    app = SimpleNamespace(state=SimpleNamespace(hop_key=key))
+    return Request({"type": "http", "method": method, "path": path, "headers": headers, "app": app})
+
+
+def test_a_hop_proof_holds_for_its_key_method_path_host_and_half_minute_only() -> None:
+    key, path, now = b"k" * 32, "/api/tables/A2/tilt", time.time_ns() // 1000
+    proof = hop_proof(key, "POST", path, "a:1", now)
+    assert caller_host(_received(key, "POST", path, "a:1", proof)) == "a:1"
+    stale = hop_proof(key, "POST", path, "a:1", now - int((HOP_SECONDS + 1) * 1e6))
+    refused = {
+        "another key": _received(b"x" * 32, "POST", path, "a:1", proof),
+        "no key here (one process)": _received(None, "POST", path, "a:1", proof),
+        "another method": _received(key, "GET", path, "a:1", proof),
+        "another path": _received(key, "POST", "/api/tables/A1/tilt", "a:1", proof),
+        "another host claimed": _received(key, "POST", path, "evil.example", proof),
+        "too old": _received(key, "POST", path, "a:1", stale),
+        "no proof": _received(key, "POST", path, "a:1", ""),
+        "not a proof": _received(key, "POST", path, "a:1", "soon.0000"),
+    }
+    for what, request in refused.items():
+        assert caller_host(request) == "b:2", what  # judged by the host it reached
