@@ -80,6 +80,9 @@ async def _prepare(db: str) -> None:
         for role, token in STAFF.items():
             await creds.issue(store, role, f"{role}-1", by=SETUP, token=token)
         await register_terminal(store, "EWT-B", "A2", by=SETUP, key="key-EWT-B")
+        await store.ensure_account("ann", "player", "ann")
+        await store.fund("ann", 10_000, actor=Actor(Role.CASHIER, "cage"))
+        await creds.issue(store, "player", "ann", by=SETUP, token="tok-ann")
     finally:
         await store.close()
 
@@ -210,6 +213,30 @@ def test_every_staff_action_works_from_either_process_by_the_pages_session(
     )
     assert unlocked.status_code == 200, unlocked.text
     assert terminal_tilts(second, "A2") == []
+    # the other way round: the second process's pages act on the first's table
+    decks = post(
+        second,
+        "/api/tables/A1/procedures/decks",
+        page(second, session(second, "dealer")),
+        {"decks": 6},
+    )
+    assert decks.status_code == 200, decks.text
+    assert decks.json()["decks_by"] == "dealer-1"
+    # a player signed in at the first process's pages, at a terminal of the second's table, tips
+    enabled = httpx.put(
+        f"{first.base}/api/floor/settings",
+        json={"key": "tips_enabled", "value": True},
+        headers=page(first, operator),
+    )
+    assert enabled.status_code == 200, enabled.text
+    signed_in = httpx.post(
+        f"{first.base}/api/session",
+        json={"token": "tok-ann", "terminal": "EWT-B", "terminal_key": "key-EWT-B"},
+    )
+    assert signed_in.status_code == 200, signed_in.text
+    ann = str(signed_in.cookies["tj_session"])
+    tipped = post(first, "/api/floor/tip", page(first, ann), {"table": "A2", "amount": 100})
+    assert tipped.status_code == 200, tipped.text
 
 
 @pytest.mark.slow
