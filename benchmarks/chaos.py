@@ -245,13 +245,18 @@ async def audit(
         lost = sum(abs(balances.get(p, 0) - expected[p]) for p in players)
         lost += sum(abs(balances.get(e, 0) - amount) for e, amount in escrows.items())
         total = sum(balances.values())
-        reports = [
-            await verify(
-                store, public_keys=[load_public_key(keys / "checkpoint.pub")], checkpoint_file=file
-            )
-            for file in files
-            if file.exists()
-        ]
+        written = [file for file in files if file.exists()]
+        reports = (
+            [
+                await verify(
+                    store,
+                    public_keys=[load_public_key(keys / "checkpoint.pub")],
+                    checkpoint_files=written,
+                )
+            ]
+            if written
+            else []
+        )
         return {
             "terminals_locked": len(await open_locks(store)),
             "rounds": dict(statuses),

@@ -184,11 +184,12 @@ async def account_for_everything(db_url: str, keys: Path, files: Sequence[Path])
     store = await Store.open(db_url, migrate=False)
     try:
         assert await store.ledger_check() == []
-        for file in files:
-            report = await verify(
-                store, public_keys=[load_public_key(keys / "checkpoint.pub")], checkpoint_file=file
-            )
-            assert report.problems == [], report.problems
+        report = await verify(
+            store,
+            public_keys=[load_public_key(keys / "checkpoint.pub")],
+            checkpoint_files=list(files),
+        )
+        assert report.problems == [], report.problems
         return await account_for_rounds(store, PLAYERS, CREDIT, TABLE_IDS)
     finally:
         await store.close()

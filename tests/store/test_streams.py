@@ -43,7 +43,7 @@ def _round_step(table: str, number: int, player: str, *, open_round: bool) -> St
     return Step(
         f"{table}-{number:06d}",
         events=[EventIn("wager", {"player": player, "amount": 100}, actor=player, terminal="t")],
-        transfers=[Transfer(player, f"escrow:{table}", 100, "wager", 0)],
+        transfers=[Transfer(player, f"escrow:{table}", 100, "wager", 0, "blackjack")],
         meters=[(table, "blackjack", 100, 0)],
         open_round=(table, number, "classic", "round") if open_round else None,
         actor=Actor(Role.TABLE, table),
@@ -162,7 +162,8 @@ def test_a_closed_round_takes_no_more_events(postgres: Backend) -> None:
             Step(
                 "T1-000001",
                 events=[EventIn("void", {"reason": "test", "refunds": []})],
-                transfers=[Transfer("escrow:T1", "ann", 100, "refund", 0)],
+                transfers=[Transfer("escrow:T1", "ann", 100, "refund", 0, "blackjack void")],
+                meters=[("T1", "blackjack", -100, 0)],
                 status="voided",
                 actor=Actor(Role.TABLE, "T1"),
             )

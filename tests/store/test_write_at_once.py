@@ -46,7 +46,7 @@ def _steps() -> list[Step]:
                             "wager", {"player": player, "amount": 500}, actor=player, terminal="t"
                         )
                     ],
-                    transfers=[Transfer(player, "escrow:T1", 500, "wager", index)],
+                    transfers=[Transfer(player, "escrow:T1", 500, "wager", index, "blackjack")],
                     meters=[("T1", "blackjack", 500, 0)],
                     at_us=at + 10 + index,
                     actor=TABLE,
@@ -57,9 +57,9 @@ def _steps() -> list[Step]:
             "T1-000001",
             events=[EventIn("settle", {"ann": 500, "bob": -500})],
             transfers=[
-                Transfer("escrow:T1", "ann", 500, "returned", 0),
-                Transfer("house:T1", "ann", 500, "winnings", 0),
-                Transfer("escrow:T1", "house:T1", 500, "lost", 1),
+                Transfer("escrow:T1", "ann", 500, "returned", 0, "blackjack win"),
+                Transfer("house:T1", "ann", 500, "winnings", 0, "blackjack win"),
+                Transfer("escrow:T1", "house:T1", 500, "lost", 1, "blackjack loss"),
             ],
             meters=[("T1", "blackjack", 0, 0)],
             status="complete",
@@ -72,9 +72,10 @@ def _steps() -> list[Step]:
             "T1-000002",
             events=[EventIn("void", {"reason": "test"})],
             transfers=[
-                Transfer("escrow:T1", "ann", 500, "refund", 0),
-                Transfer("escrow:T1", "bob", 500, "refund", 1),
+                Transfer("escrow:T1", "ann", 500, "refund", 0, "blackjack void"),
+                Transfer("escrow:T1", "bob", 500, "refund", 1, "blackjack void"),
             ],
+            meters=[("T1", "blackjack", -1_000, 0)],
             status="voided",
             at_us=2_000_100,
             actor=TABLE,
@@ -148,7 +149,7 @@ def _wager(amount: int, fence: Fence | None = None, *, open_round: bool = False)
     return Step(
         "T1-000001",
         events=[EventIn("wager", {"player": "ann", "amount": amount}, actor="ann", terminal="t")],
-        transfers=[Transfer("ann", "escrow:T1", amount, "wager", 0)],
+        transfers=[Transfer("ann", "escrow:T1", amount, "wager", 0, "blackjack")],
         meters=[("T1", "blackjack", amount, 0)],
         open_round=("T1", 1, "classic", "round") if open_round else None,
         actor=TABLE,
@@ -192,7 +193,8 @@ def test_a_refused_batch_is_written_again_by_the_statements_which_name_the_reaso
                 Step(
                     "T1-000001",
                     events=[EventIn("void", {"reason": "test"})],
-                    transfers=[Transfer("escrow:T1", "ann", 1_000, "refund", 0)],
+                    transfers=[Transfer("escrow:T1", "ann", 1_000, "refund", 0, "blackjack void")],
+                    meters=[("T1", "blackjack", -1_000, 0)],
                     status="voided",
                     actor=TABLE,
                     fence=taken,

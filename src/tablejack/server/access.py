@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tablejack.server.auth import Principal, bearer
 from tablejack.server.floor import Floor
+from tablejack.server.proxy import caller_host
 from tablejack.server.table import Table
 from tablejack.store import StoreError
 from tablejack.store.policy import PERMISSIONS, Role
@@ -60,7 +61,9 @@ async def refuse(
 
 async def identity(request: Request) -> Principal:
     """The principal of the request's credential (the Authorization header, or the session
-    cookie), checked in the database. A token in the URL is refused."""
+    cookie), checked in the database. A token in the URL is refused, and so is a request by
+    cookie whose ``Origin`` is not the host it was sent to (forwarded by another process of the
+    floor: the host its caller sent it to there, :func:`~tablejack.server.proxy.caller_host`)."""
     if "token" in request.query_params:
         raise await refuse(
             request,
@@ -76,7 +79,7 @@ async def identity(request: Request) -> Principal:
         raise HTTPException(401, "A bearer token or a session is required.")
     origin = request.headers.get("origin")
     by_cookie = "authorization" not in request.headers
-    if by_cookie and origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+    if by_cookie and origin is not None and urlsplit(origin).netloc != caller_host(request):
         raise await refuse(
             request,
             None,

@@ -51,6 +51,7 @@ from tablejack.server.trust_api import CheckpointSettings, run_checkpoints
 from tablejack.store import Store
 from tablejack.store.checkpoints import Checkpointer
 from tablejack.store.keys import load_private_key
+from tablejack.store.leases import floor_hop_key
 
 __all__ = ["Setup", "create_app", "start_checkpoint"]
 
@@ -137,6 +138,7 @@ def create_app(
                 db_url, migrate=False, pool_size=2, **lease_options(lease)
             )
             leases = FloorLeases(floor, lease, lease_store)
+            app.state.hop_key = await floor_hop_key(store)  # the proof of a forwarded request
             await save_tables(floor, tables or [])
             await leases.start()
         else:
@@ -211,6 +213,7 @@ def create_app(
     app.state.leases = None
     app.state.draining = False  # set by a drain (SIGTERM): /readyz answers 503
     app.state.metrics = floor_metrics.Metrics(metrics_from)
+    app.state.hop_key = None
     app.add_middleware(ForwardTableRequests)  # another process's table: forwarded there
     app.add_middleware(RefuseControlCharacters)  # a NUL in a path or query: 422
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-__all__ = ["register"]
+__all__ = ["demo_key", "demo_keys_folder", "register"]
 
 DEFAULT_DB = "tablejack.sqlite"
 STEP_MS = 3.0
@@ -229,7 +229,7 @@ def register(app: typer.Typer) -> None:
         checkpoint_key = checkpoint_key or settings.get("checkpoint_key")
         checkpoint_log = checkpoint_log or settings.get("checkpoint_log")
         if checkpoint_key is None and demo and not unsigned:
-            checkpoint_key = _demo_key(Path(db))
+            checkpoint_key = demo_key(db)
         if checkpoint_key is None and not unsigned:
             typer.echo(
                 "tablejack serve: no checkpoint key. Make one with `tablejack keygen --out DIR` "
@@ -369,8 +369,11 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         checkpoints: Annotated[
-            Path | None,
-            typer.Option(help="The append-only checkpoint file kept outside the database."),
+            list[Path] | None,
+            typer.Option(
+                help="The append-only checkpoint file kept outside the database (repeat for "
+                "each process of a floor); checked both ways against the database's."
+            ),
         ] = None,
         strict: Annotated[
             bool | None,
@@ -399,7 +402,7 @@ def register(app: typer.Typer) -> None:
                 return await verify(
                     store,
                     public_keys=keys,
-                    checkpoint_file=checkpoints,
+                    checkpoint_files=checkpoints or [],
                     strict=bool(keys) if strict is None else strict,
                 )
             finally:
@@ -611,11 +614,42 @@ SERVER_PATHS = (
 )
 
 
-def _demo_key(db: Path) -> Path:
-    """The demo's checkpoint key beside its database (made on first use)."""
+def demo_keys_folder(db: str) -> Path:
+    """Where the demo keeps the checkpoint key it makes, whatever the spelling of ``--db``: an
+    SQLite file's beside it (``floor.db`` → ``floor-keys/`` in the file's folder); a server
+    database's (PostgreSQL) in the current folder, named after the database
+    (``postgresql://…/casino`` → ``casino-keys/``); an SQLite database in memory's
+    ``tablejack-keys/`` in the current folder.
+
+    >>> demo_keys_folder("sqlite:////srv/x/floor.db").as_posix()
+    '/srv/x/floor-keys'
+    >>> demo_keys_folder("demo.sqlite").as_posix()
+    'demo-keys'
+    >>> demo_keys_folder("postgresql://tj@db:5432/casino?sslmode=require").as_posix()
+    'casino-keys'
+    """
+    import re
+
+    from sqlalchemy.engine import make_url
+
+    from tablejack.store import async_url
+
+    url = make_url(async_url(db))
+    database = url.database or ""
+    if url.get_backend_name() == "sqlite":
+        if not database or database == ":memory:" or database.startswith("file::memory:"):
+            return Path("tablejack-keys")
+        file = Path(database)
+        return file.parent / f"{file.stem}-keys"
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", database).lstrip(".") or "tablejack"
+    return Path(f"{name}-keys")
+
+
+def demo_key(db: str) -> Path:
+    """The demo's checkpoint key in :func:`demo_keys_folder` (made on first use)."""
     from tablejack.store.keys import generate_key_pair
 
-    folder = db.parent / f"{db.stem}-keys"
+    folder = demo_keys_folder(db)
     key = folder / "checkpoint.key"
     if not key.exists():
         generate_key_pair(folder, "checkpoint.key", "checkpoint.pub")

@@ -27,7 +27,7 @@ from tablejack.server.tilts import refresh_terminals
 from tablejack.store import meters_report, protections, tips, vouchers
 from tablejack.store.vouchers import VOUCHER_RULE, FloorRefusedError, Movement
 
-__all__ = ["LICENSE_RULE", "in_play", "license_count", "router"]
+__all__ = ["LICENSE_RULE", "in_play", "license_count", "on_floor", "router"]
 
 LICENSE_RULE = "PA 605a.9(b)"
 EWTS_PER_TABLE = 5
@@ -155,6 +155,12 @@ def in_play(floor: Floor, player: str) -> list[tuple[str, str, int]]:
         for table in floor.tables.values()
         if (amount := table.in_play(player)) > 0
     ]
+
+
+def on_floor(floor: Floor, table_id: str) -> bool:
+    """Is ``table_id`` a table of the floor — this process's, or another's of a floor of
+    several processes (:attr:`Floor.others`)?"""
+    return table_id in floor.tables or table_id in floor.others
 
 
 def _in_play_words(found: list[tuple[str, str, int]]) -> str:
@@ -330,7 +336,7 @@ async def register_terminal(request: Request, body: TerminalBody, who: Who) -> d
     this answer only (``credential``), to be installed on the terminal."""
     floor = floor_of(request)
     await need(request, who, "register_terminal")
-    if body.table not in floor.tables:
+    if not on_floor(floor, body.table):  # any process's table: a registration is a store write
         raise HTTPException(404, f"No table {body.table!r}.")
     try:
         issued = await vouchers.register_terminal(
@@ -478,7 +484,7 @@ async def tip(request: Request, body: TipBody, who: Who) -> dict[str, Any]:
     floor = floor_of(request)
     await need(request, who, "tip")
     await _signed_in_player(request, who)
-    if body.table not in floor.tables:
+    if not on_floor(floor, body.table):
         raise await refuse(
             request, who, "invalid", f"No table {body.table!r} to tip.", tips.TIP_RULE, 409
         )

@@ -19,9 +19,22 @@ forwards it:
   way), or whose process does not answer yet, waits — the socket open, the terminal's frames
   kept — until a process runs it, for up to twice the lease time; then it is answered with an
   ``error`` frame (code ``moving``) and the socket is closed, and the page tries again.
-* **The table's REST routes** (``/api/tables/{id}/…``) are forwarded the same way
-  (:class:`ForwardTableRequests`), with the caller's credential; ``GET /api/tables`` lists the
-  floor's tables, asking the others for theirs (:func:`floor_tables`).
+* **The table's REST routes** (``/api/tables/{id}/…``: procedures, tilts, the shoe, the
+  dealer, a void …) are forwarded the same way (:class:`ForwardTableRequests`), with the
+  caller's credential, and so are a terminal's tilt and its clear
+  (``/api/floor/terminals/{id}/tilt|clear``), to the process of the table the terminal is
+  registered at: its guard, its console and the terminal's socket learn of it there at once.
+  ``GET /api/tables`` lists the floor's tables, asking the others for theirs
+  (:func:`floor_tables`).
+* **The hop.** A page's session cookie is accepted only from the server's own pages: a request
+  by cookie whose ``Origin`` is not the host it was sent to is refused
+  (:func:`tablejack.server.access.identity`). A forwarded request reaches the table's process
+  under that process's address, so the forwarding process says which host the caller reached
+  (:data:`CALLER_HOST`) and proves it is a process of the floor (:data:`HOP`: an HMAC, with
+  the floor's hop key, of the method, the path, that host and the time;
+  :func:`tablejack.store.leases.floor_hop_key`). The table's process compares the ``Origin``
+  with that host only when the proof holds (:func:`caller_host`): an outside caller that sends
+  the same headers without it is judged by the host it reached, as before.
 
 A forwarded socket or request carries the header :data:`FORWARDED`; a process that gets one for
 a table it does not run refuses it rather than forwarding it again, so nothing goes round in
@@ -34,8 +47,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import hmac
 import json
 import logging
+import re
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -53,13 +69,70 @@ from tablejack.server.protocol import Hello
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["FORWARDED", "ForwardTableRequests", "floor_tables", "forward_socket", "socket_url"]
+__all__ = [
+    "CALLER_HOST",
+    "FORWARDED",
+    "HOP",
+    "HOP_SECONDS",
+    "ForwardTableRequests",
+    "caller_host",
+    "floor_tables",
+    "forward_socket",
+    "hop_proof",
+    "socket_url",
+]
 
 log = logging.getLogger("tablejack.server")
 
 FORWARDED = "x-tablejack-forwarded"
 """The header of a socket or request one process of the floor forwards to another."""
-_HOP_HEADERS = {"host", "connection", "content-length", "transfer-encoding", "keep-alive"}
+CALLER_HOST = "x-tablejack-caller-host"
+"""The header of a forwarded request naming the host its caller sent it to."""
+HOP = "x-tablejack-hop"
+"""The header proving a forwarded request comes from a process of the floor (:func:`hop_proof`)."""
+HOP_SECONDS = 30.0
+"""How long a hop's proof holds (the processes' clocks may differ by a little)."""
+_HOP_HEADERS = {
+    "host",
+    "connection",
+    "content-length",
+    "transfer-encoding",
+    "keep-alive",
+    CALLER_HOST,
+    HOP,
+}
+_TERMINAL_ACTION = re.compile(r"^/api/floor/terminals/([^/]+)/(tilt|clear)$")
+"""A terminal's tilt or clear: forwarded to the process of the terminal's table."""
+
+
+def hop_proof(key: bytes, method: str, path: str, host: str, at_us: int) -> str:
+    """The proof that a process of the floor (holding ``key``) forwards ``method path``, which
+    its caller sent to ``host``, at ``at_us``: ``<at_us>.<HMAC-SHA256 hex>``."""
+    message = f"{at_us}\n{method.upper()}\n{path}\n{host}".encode()
+    return f"{at_us}.{hmac.new(key, message, hashlib.sha256).hexdigest()}"
+
+
+def _hop_holds(key: bytes, method: str, path: str, host: str, proof: str) -> bool:
+    stamp, _, _ = proof.partition(".")
+    if not stamp.isdigit() or abs(time.time() - int(stamp) / 1e6) > HOP_SECONDS:
+        return False
+    return hmac.compare_digest(proof, hop_proof(key, method, path, host, int(stamp)))
+
+
+def caller_host(request: Request) -> str:
+    """The host the caller sent ``request`` to: its own ``Host``, or — a request another
+    process of the floor forwarded here with a proof that holds — the host the caller sent it
+    to there (:data:`CALLER_HOST`). Without the proof the header counts for nothing."""
+    host = request.headers.get("host", "")
+    claimed = request.headers.get(CALLER_HOST)
+    key: bytes | None = getattr(request.app.state, "hop_key", None)
+    if claimed is None or key is None:
+        return host
+    if not _hop_holds(
+        key, request.method, request.scope["path"], claimed, request.headers.get(HOP, "")
+    ):
+        return host
+    return claimed
 
 
 def socket_url(base: str) -> str:
@@ -187,9 +260,18 @@ async def _pipe(
     return True
 
 
-def _forward_headers(headers: Mapping[str, str]) -> dict[str, str]:
+def _forward_headers(
+    headers: Mapping[str, str], key: bytes | None, method: str, path: str
+) -> dict[str, str]:
+    """The headers a forwarded request carries: the caller's (but those of the hop), the
+    forwarding mark, and — with the floor's hop key — the host the caller reached and the
+    proof of the hop."""
     out = {k: v for k, v in headers.items() if k.lower() not in _HOP_HEADERS}
     out[FORWARDED] = "1"
+    host = headers.get("host")
+    if key is not None and host is not None:
+        out[CALLER_HOST] = host
+        out[HOP] = hop_proof(key, method, path, host, int(time.time() * 1e6))
     return out
 
 
@@ -201,8 +283,10 @@ async def _client() -> httpx.AsyncClient:
 
 class ForwardTableRequests:
     """ASGI middleware: a request of ``/api/tables/{id}/…`` for a table another process of the
-    floor runs is forwarded there with its credential and answered with that process's answer;
-    while no process runs it (a takeover under way) it is answered 503 (code ``moving``)."""
+    floor runs, or a terminal's tilt or clear (``/api/floor/terminals/{id}/tilt|clear``) whose
+    registered table another process runs, is forwarded there with its credential and
+    answered with that process's answer; while no process runs it (a takeover under way) it is
+    answered 503 (code ``moving``)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -210,18 +294,20 @@ class ForwardTableRequests:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Forward the request, or pass it on."""
         path = str(scope.get("path", ""))
-        if scope["type"] != "http" or not path.startswith("/api/tables/"):
+        terminal = _TERMINAL_ACTION.match(path)
+        if scope["type"] != "http" or not (path.startswith("/api/tables/") or terminal):
             await self.app(scope, receive, send)
             return
         floor: Floor | None = getattr(scope["app"].state, "floor", None) if "app" in scope else None
-        table = unquote(path.split("/")[3])
         request = Request(scope, receive)
-        if (
-            floor is None
-            or table in floor.tables
-            or FORWARDED in request.headers
-            or (where := floor.elsewhere(table)) is None
-        ):
+        if floor is None or FORWARDED in request.headers or (not floor.others and terminal):
+            await self.app(scope, receive, send)
+            return
+        if terminal is None:
+            table: str | None = unquote(path.split("/")[3])
+        else:
+            table = await _table_of_terminal(floor, unquote(terminal.group(1)))
+        if table is None or table in floor.tables or (where := floor.elsewhere(table)) is None:
             await self.app(scope, receive, send)
             return
         if not where:
@@ -235,12 +321,13 @@ class ForwardTableRequests:
         body = await request.body()
         target = where.rstrip("/") + path
         query = scope.get("query_string", b"").decode("latin-1")
+        key: bytes | None = getattr(scope["app"].state, "hop_key", None)
         try:
             async with await _client() as client:
                 answer = await client.request(
                     request.method,
                     target + (f"?{query}" if query else ""),
-                    headers=_forward_headers(request.headers),
+                    headers=_forward_headers(request.headers, key, request.method, path),
                     content=body,
                 )
         except Exception as error:
@@ -260,6 +347,14 @@ class ForwardTableRequests:
         await response(scope, receive, send)
 
 
+async def _table_of_terminal(floor: Floor, terminal: str) -> str | None:
+    """The table a terminal is registered at (None: no such terminal)."""
+    from tablejack.store.vouchers import terminal as terminal_row
+
+    row = await terminal_row(floor.store, terminal)
+    return None if row is None else str(row["table_id"])
+
+
 async def floor_tables(request: Request, floor: Floor) -> list[dict[str, Any]]:
     """Every table of the floor for ``GET /api/tables``: this process's, and each other
     process's as it answers for itself (a process that does not answer: its tables as the
@@ -275,7 +370,8 @@ async def floor_tables(request: Request, floor: Floor) -> list[dict[str, Any]]:
     if not wanted:
         return listed
     answers: dict[str, dict[str, Any]] = {}
-    headers = _forward_headers(request.headers)
+    key: bytes | None = getattr(request.app.state, "hop_key", None)
+    headers = _forward_headers(request.headers, key, "GET", "/api/tables")
     async with await _client() as client:
         replies = await asyncio.gather(
             *(client.get(url.rstrip("/") + "/api/tables", headers=headers) for url in wanted),

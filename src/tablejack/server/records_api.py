@@ -91,6 +91,8 @@ async def verify_log(request: Request, who: Who) -> dict[str, Any]:
     await need(request, who, "verify_log")
     checkpointer = request.app.state.checkpointer
     keys = [] if checkpointer is None else [checkpointer.private_key.public_key()]
+    if checkpointer is not None:  # the file holds the floor's checkpoints signed until now
+        await checkpointer.sync_file()
     report = await verify(
         floor_of(request).store,
         public_keys=keys,

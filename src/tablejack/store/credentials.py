@@ -203,7 +203,17 @@ async def issue(
                 .where(CREDENTIALS.c.id == existing.id)
                 .values(expires_us=expires)
             )
-        await _log(store, "renewed", existing.id, digest, chosen.value, subject, expires, by)
+        await _log(
+            store,
+            "renewed",
+            existing.id,
+            digest,
+            chosen.value,
+            subject,
+            expires,
+            by,
+            bound={"terminal": existing.terminal},
+        )
         renewed = await credential_by_id(store, existing.id)
         assert renewed is not None
         return Issued(secret, renewed)

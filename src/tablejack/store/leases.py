@@ -36,12 +36,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from tablejack.store.db import Store, StoreError
 from tablejack.store.fencing import Fence
 
-__all__ = ["FloorView", "Lease", "LeaseError", "Leases", "Member"]
+__all__ = ["HOP_KEY", "FloorView", "Lease", "LeaseError", "Leases", "Member", "floor_hop_key"]
 
 _NOW = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)"
 """The database's clock in microseconds."""
 _FORGET_MEMBERS_US = 24 * 3600 * 1_000_000
 """Members dead this long are deleted from ``floor_members``."""
+HOP_KEY = "floor_hop_key"
+"""The ``trust_meta`` fact holding the floor's hop key (:func:`floor_hop_key`)."""
 
 
 class LeaseError(StoreError):
@@ -235,3 +237,29 @@ class Leases:
                 {"table": fence.table_id, "member": self.member, "token": fence.token},
             )
         return bool(result.rowcount)
+
+
+async def floor_hop_key(store: Store) -> bytes:
+    """The secret the processes of a floor prove a request forwarded from one to another with
+    (:mod:`tablejack.server.proxy`): 32 random bytes kept in ``trust_meta``, made by the first
+    process that asks (``INSERT … ON CONFLICT DO NOTHING``: two first askers agree). It proves
+    a hop to the other processes, not to someone who reads the database."""
+    import secrets
+
+    from sqlalchemy import select
+    from sqlalchemy.dialects import postgresql
+
+    from tablejack.store.models import TRUST_META
+
+    if store.dialect != "postgresql":
+        raise LeaseError("A floor of several processes needs PostgreSQL.")
+    async with store.transaction() as connection:
+        await connection.execute(
+            postgresql.insert(TRUST_META)
+            .values(key=HOP_KEY, value=secrets.token_hex(32))
+            .on_conflict_do_nothing(index_elements=[TRUST_META.c.key])
+        )
+        value = await connection.scalar(
+            select(TRUST_META.c.value).where(TRUST_META.c.key == HOP_KEY)
+        )
+    return bytes.fromhex(str(value))

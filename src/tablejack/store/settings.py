@@ -1,5 +1,5 @@
 """The operator's floor settings (PA Chapter 605a): limits, the gaming day, tips, tilts and the
-lifetime of credentials; each change is audited.
+lifetime of credentials; each change is an event of the settings log, and audited.
 
 >>> valid_setting("session_lifetime_s", 3600), valid_setting("session_lifetime_s", 1.5)
 (True, False)
@@ -11,14 +11,16 @@ import json
 from typing import Any
 
 from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from tablejack.store.db import Store, StoreError, now_us
+from tablejack.store.db import EventIn, Store, StoreError, now_us
 from tablejack.store.floor_models import SETTINGS
 from tablejack.store.policy import Role
 
 __all__ = [
     "CONTROL_RULE",
     "DEFAULT_SETTINGS",
+    "SETTINGS_LOG",
     "FloorRefusedError",
     "floor_settings",
     "set_floor_setting",
@@ -28,6 +30,8 @@ __all__ = [
 CONTROL_RULE = "PA 605a.4(d)"
 """The clause of the system's access and change controls."""
 ROLES_WITH_CREDENTIALS = {r.value for r in Role if r is not Role.TABLE}
+SETTINGS_LOG = "floor-settings"
+"""The log of the floor settings' changes: one ``setting`` event (``key``, ``value``) each."""
 
 DEFAULT_SETTINGS: dict[str, Any] = {
     "voucher_limit": 1_000_000,
@@ -105,17 +109,32 @@ def valid_setting(key: str, value: Any) -> bool:
 
 
 async def set_floor_setting(store: Store, key: str, value: Any, *, by: str) -> dict[str, Any]:
-    """Change one setting (the caller checks the operator's role); recorded in the audit log."""
+    """Change one setting (the caller checks the operator's role): its row and an event of the
+    settings log (:data:`SETTINGS_LOG`, chained and signed by the checkpoints, so ``verify-log``
+    finds a row changed behind the server's back) in one transaction; recorded in the audit
+    log."""
     if key not in DEFAULT_SETTINGS:
         raise FloorRefusedError("invalid", f"No floor setting {key!r}.", CONTROL_RULE)
     if not valid_setting(key, value):
         raise FloorRefusedError("invalid", f"{value!r} is not a valid {key}.", CONTROL_RULE)
-    async with store.transaction() as connection:
+
+    async def write(connection: AsyncConnection) -> dict[str, Any]:
         found = await connection.scalar(select(SETTINGS.c.key).where(SETTINGS.c.key == key))
         values = {"value": json.dumps(value), "set_by": by[:64], "set_us": now_us()}
         if found is None:
             await connection.execute(SETTINGS.insert().values(key=key, **values))
         else:
             await connection.execute(update(SETTINGS).where(SETTINGS.c.key == key).values(**values))
+        return {}
+
+    await store.commit_logged(  # the row and its event in one transaction
+        SETTINGS_LOG,
+        EventIn("setting", {"key": key, "value": value}, actor=by[:64]),
+        [],
+        None,
+        owner="settings",
+        before=write,
+        log_kind="settings",
+    )
     await store.audit("setting", f"{key} = {json.dumps(value)}", actor=by, rule=CONTROL_RULE)
     return await floor_settings(store)

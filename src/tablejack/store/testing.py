@@ -162,7 +162,7 @@ def wager_step(round_id: str, player: str, amount: int, *, open_round: bool = Fa
         events=[
             EventIn("wager", {"player": player, "amount": amount}, actor=player, terminal="t1")
         ],
-        transfers=[Transfer(player, "escrow:T1", amount, "wager", 0)],
+        transfers=[Transfer(player, "escrow:T1", amount, "wager", 0, "blackjack")],
         meters=[("T1", "blackjack", amount, 0)],
         open_round=("T1", 1, "classic", "round") if open_round else None,
         actor=TABLE_T1,

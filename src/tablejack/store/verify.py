@@ -18,12 +18,21 @@
    the vouchers outstanding, and every voucher row agrees with the events that issued and
    redeemed it; a credential row that no event issued, or bound since to another terminal,
    parent or device credential than it was issued with, is reported.
-4. **The signed checkpoints** (:mod:`tablejack.store.checkpoints`), given the public keys:
+4. **The rows kept beside the log.** The ``meters`` table (drop and win per table and wager
+   kind, raised with every step) against the ledger rows it must equal (the wagers less the
+   refunds, the losses less the winnings: what ``meters_report`` derives); every floor setting
+   against the last event of the settings log that set it
+   (:data:`tablejack.store.settings.SETTINGS_LOG`).
+5. **The signed checkpoints** (:mod:`tablejack.store.checkpoints`), given the public keys:
    every signature, the chain of statements, each Merkle root against its heads, and every
    stream's events up to the last head a checkpoint signed (an edited or recomputed event, a
    deleted tail or round, events reordered); events no checkpoint covers yet (written after
-   the last one — or forged); and, given the append-only checkpoint file, that the database
-   holds every checkpoint the file holds (a database rolled back to an older copy).
+   the last one — or forged); and, given the append-only checkpoint files (one per process of
+   a floor), both ways: that the database holds every checkpoint a file holds (a database
+   rolled back to an older copy), and that the files hold every checkpoint the database holds
+   (a line dropped from a file — its last one too). A checkpoint signed in the last
+   :data:`FILE_GRACE_SECONDS` that no file holds yet is only pending (its process appends it
+   right after writing it to the database), unless ``strict``.
 """
 
 from __future__ import annotations
@@ -46,8 +55,8 @@ from tablejack.store.checkpoints import (
     statement_hash,
 )
 from tablejack.store.credentials import AUTH_LOG
-from tablejack.store.db import GENESIS, Store, chain_hash
-from tablejack.store.floor_models import VOUCHERS
+from tablejack.store.db import GENESIS, Store, chain_hash, now_us
+from tablejack.store.floor_models import SETTINGS, VOUCHERS
 from tablejack.store.keys import key_id
 from tablejack.store.models import (
     ACCOUNTS,
@@ -56,14 +65,20 @@ from tablejack.store.models import (
     CREDENTIALS,
     EVENTS,
     LEDGER,
+    METERS,
     ROUNDS,
     TRUST_META,
 )
 from tablejack.store.policy import INVARIANTS, MOVEMENTS, AccountKind, account_kind_of
+from tablejack.store.settings import SETTINGS_LOG
 
-__all__ = ["Report", "verify", "verify_chains"]
+__all__ = ["FILE_GRACE_SECONDS", "Report", "verify", "verify_chains"]
 
 SETTLEMENT_KINDS = ("returned", "lost", "winnings")
+FILE_GRACE_SECONDS = 60.0
+"""How long a checkpoint of the database may be missing from the checkpoint files before it is
+a problem (not ``strict``): the process that signed it appends it to its file right after the
+database, and the other processes of a floor at their next checkpoint."""
 ACCOUNT_EVENTS = {
     "fund": "fund",
     "bill_in": "bill_in",
@@ -206,18 +221,24 @@ async def verify(
     *,
     public_keys: Sequence[Ed25519PublicKey] = (),
     checkpoint_file: Path | None = None,
+    checkpoint_files: Sequence[Path] = (),
     strict: bool = False,
 ) -> Report:
-    """Verify the whole store (see the module's documentation). ``strict``: events no signed
-    checkpoint covers are problems (a stopped server has signed everything it wrote)."""
+    """Verify the whole store (see the module's documentation). ``checkpoint_file`` and
+    ``checkpoint_files``: the append-only checkpoint files (a floor of several processes: each
+    process's). ``strict``: events no signed checkpoint covers, and checkpoints no file holds
+    yet, are problems (a stopped server has signed and written everything)."""
     report = Report()
     run = _Verification(store, report)
+    files = [*([] if checkpoint_file is None else [checkpoint_file]), *checkpoint_files]
     await run.load()
     await run.stream()
     await run.accounts()
     await run.vouchers()
     await run.credentials()
-    await run.checkpoints(list(public_keys), checkpoint_file)
+    await run.meters()
+    await run.settings()
+    await run.checkpoints(list(public_keys), files, strict=strict)
     if strict:
         report.problems.extend(report.pending)
     return report
@@ -240,6 +261,8 @@ class _Verification:
         """Voucher number → its voucher_out event."""
         self.redeemed: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.credential_events: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.settings_set: dict[str, dict[str, Any]] = {}
+        """Floor setting → the last event of the settings log that set it."""
 
     async def load(self) -> None:
         async with self.store.engine.connect() as connection:
@@ -443,6 +466,8 @@ class _Verification:
             self.credential_events[str(payload.get("credential"))].append(
                 {**payload, "kind": kind, "where": where}
             )
+        if round_id == SETTINGS_LOG and kind == "setting":
+            self.settings_set[str(payload.get("key"))] = {**payload, "where": where}
         if kind == "complete":
             summary.status = "complete"
             self._complete(where, payload, summary)
@@ -616,6 +641,7 @@ class _Verification:
         problems = self.report.problems
         async with self.store.engine.connect() as connection:
             rows = (await connection.execute(select(CREDENTIALS))).mappings().all()
+        unbound = 0
         for row in rows:
             events = self.credential_events.get(row["id"], [])
             issued = [e for e in events if e["kind"] in ("credential_issued", "credential_renewed")]
@@ -627,6 +653,8 @@ class _Verification:
                     )
                 continue
             last = issued[-1]
+            if "terminal" not in last:  # issued before its event named the terminal
+                unbound += row["terminal"] is not None
             if (
                 last.get("token_sha256") != row["token_hash"]
                 or last.get("role") != row["role"]
@@ -647,9 +675,112 @@ class _Verification:
                     f"credential {row['id']} ({row['role']} {row['subject']}): revoked by an "
                     "event but the row is not"
                 )
+        if unbound:
+            self.report.notes.append(
+                f"{unbound} credential(s) bound to a terminal were issued before their event named "
+                "the terminal: their terminal is not checked"
+            )
+
+    async def meters(self) -> None:
+        """The ``meters`` rows against the ledger: per table and wager kind (the first word of
+        a row's memo), the drop is the wagers into the table's escrow less its refunds, the
+        win what the house took (``lost``) less what it paid (``winnings``). The ledger rows
+        written before it named the wager kind (``legacy_ledger_id``) are compared per table."""
+        problems = self.report.problems
+        expected: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+        async with self.store.engine.connect() as connection:
+            stored = {
+                (str(r[0]), str(r[1])): (int(r[2]), int(r[3]))
+                for r in (
+                    await connection.execute(
+                        select(METERS.c.table_id, METERS.c.wager_kind, METERS.c.drop, METERS.c.win)
+                    )
+                ).all()
+            }
+            into = select(LEDGER.c.to_account, LEDGER.c.memo, func.sum(LEDGER.c.amount)).where(
+                (LEDGER.c.kind == "wager") & LEDGER.c.to_account.like("escrow:%")
+            )
+            for account, memo, amount in (
+                await connection.execute(into.group_by(LEDGER.c.to_account, LEDGER.c.memo))
+            ).all():
+                expected[(str(account)[7:], _meter_kind(memo))][0] += int(amount)
+            out = select(
+                LEDGER.c.kind, LEDGER.c.from_account, LEDGER.c.memo, func.sum(LEDGER.c.amount)
+            ).where(LEDGER.c.kind.in_(("refund", "lost", "winnings")))
+            for kind, account, memo, amount in (
+                await connection.execute(
+                    out.group_by(LEDGER.c.kind, LEDGER.c.from_account, LEDGER.c.memo)
+                )
+            ).all():
+                table = str(account).partition(":")[2]
+                entry = expected[(table, _meter_kind(memo))]
+                if kind == "refund" and str(account).startswith("escrow:"):
+                    entry[0] -= int(amount)
+                elif kind == "lost" and str(account).startswith("escrow:"):
+                    entry[1] += int(amount)
+                elif kind == "winnings" and str(account).startswith("house:"):
+                    entry[1] -= int(amount)
+            to_house = LEDGER.c.to_account.like("house:%")
+            legacy = select(LEDGER.c.from_account, to_house, func.sum(LEDGER.c.amount)).where(
+                LEDGER.c.kind == "settle"
+            )
+            for account, house, amount in (
+                await connection.execute(legacy.group_by(LEDGER.c.from_account, to_house))
+            ).all():
+                source = str(account)
+                entry = expected[(source.partition(":")[2], "unclassified")]
+                if source.startswith("escrow:") and house:
+                    entry[1] += int(amount)
+                elif source.startswith("house:"):
+                    entry[1] -= int(amount)
+        keys = set(stored) | {k for k, v in expected.items() if v != [0, 0]}
+        compared: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+        for table, kind in keys:  # before the migration kinds are unknown: per table then
+            found = compared[(table, "all kinds" if self.legacy_ledger else kind)]
+            have, want = stored.get((table, kind), (0, 0)), expected.get((table, kind), [0, 0])
+            for index, cents in enumerate((*have, *want)):
+                found[index] += cents
+        for (table, kind), (drop, win, ledger_drop, ledger_win) in sorted(compared.items()):
+            if (drop, win) != (ledger_drop, ledger_win):
+                problems.append(
+                    f"meters {table} {kind}: drop {drop}, win {win} but the ledger books drop "
+                    f"{ledger_drop}, win {ledger_win} (the meters row was changed)"
+                )
+
+    async def settings(self) -> None:
+        """Every floor setting row against the last event of the settings log that set it."""
+        problems = self.report.problems
+        async with self.store.engine.connect() as connection:
+            rows = (await connection.execute(select(SETTINGS.c.key, SETTINGS.c.value))).all()
+        stored = {str(key): value for key, value in rows}
+        for key, text_value in sorted(stored.items()):
+            event = self.settings_set.get(key)
+            try:
+                value = json.loads(text_value)
+            except ValueError:
+                value = text_value
+            if event is None:
+                problems.append(
+                    f"floor setting {key}: no event of the settings log set it (written into "
+                    "the database behind the server's back — or stored before settings were "
+                    "logged: set it again through PUT /api/floor/settings)"
+                )
+            elif json.dumps(value, sort_keys=True) != json.dumps(
+                event.get("value"), sort_keys=True
+            ):
+                problems.append(
+                    f"floor setting {key} is {json.dumps(value)} but {event['where']} set it to "
+                    f"{json.dumps(event.get('value'))} (the row was changed)"
+                )
+        for key, event in sorted(self.settings_set.items()):
+            if key not in stored:
+                problems.append(
+                    f"floor setting {key}: set by {event['where']} but its row is gone (the "
+                    "default applies now)"
+                )
 
     async def checkpoints(
-        self, public_keys: list[Ed25519PublicKey], checkpoint_file: Path | None
+        self, public_keys: list[Ed25519PublicKey], files: list[Path], *, strict: bool
     ) -> None:
         """Signatures, the chain of statements, the roots, the signed heads against the
         events, what no checkpoint covers yet, and the file outside the database."""
@@ -686,9 +817,11 @@ class _Verification:
             )
         prev = GENESIS
         by_number: dict[int, str] = {}
+        signed_at: dict[int, int] = {}
         for expected, row in enumerate(rows, start=1):
             number = int(row["number"])
             by_number[number] = row["statement"]
+            signed_at[number] = int(row["at_us"])
             where = f"checkpoint {number}"
             if number != expected:
                 problems.append(f"{where}: expected checkpoint {expected} (one was deleted)")
@@ -739,12 +872,36 @@ class _Verification:
                     f"{stream}: events #{signed + 1}–#{ends} are covered by no signed checkpoint "
                     f"(written after checkpoint {last}, or forged)"
                 )
-        if checkpoint_file is not None:
-            self._file(checkpoint_file, by_number, keys)
+        if files:
+            held: set[int] = set()
+            for path in files:
+                held |= self._file(path, by_number, keys)
+            self._in_files(held, signed_at, [path.name for path in files], strict)
+
+    def _in_files(
+        self, held: set[int], signed_at: dict[int, int], names: list[str], strict: bool
+    ) -> None:
+        """Every checkpoint of the database is in one of the files (the check's other way):
+        one signed just now may not be there yet (pending, unless ``strict``)."""
+        now = now_us()
+        where = ", ".join(names)
+        for number in sorted(set(signed_at) - held):
+            age = (now - signed_at[number]) / 1e6
+            if age < FILE_GRACE_SECONDS and not strict:
+                self.report.pending.append(
+                    f"checkpoint {number} (signed {max(age, 0.0):.1f} s ago) is in no checkpoint "
+                    f"file yet ({where})"
+                )
+            else:
+                self.report.problems.append(
+                    f"checkpoint {number} of the database is in no checkpoint file ({where}): "
+                    "its line was dropped from the file, or a file of the floor was not given"
+                )
 
     def _file(
         self, path: Path, by_number: dict[int, str], keys: dict[str, Ed25519PublicKey]
-    ) -> None:
+    ) -> set[int]:
+        """Check one checkpoint file against the database; the numbers it holds."""
         problems = self.report.problems
         if not path.exists():
             if by_number:
@@ -754,7 +911,7 @@ class _Verification:
                 )
             else:
                 self.report.notes.append(f"{path}: no checkpoint file yet")
-            return
+            return set()
         held, bad = read_checkpoint_file(path)
         problems.extend(bad)
         for record in held:
@@ -776,6 +933,12 @@ class _Verification:
             self.report.notes.append(
                 f"{path.name}: {len(held)} checkpoints, up to {max(r.number for r in held)}"
             )
+        return {record.number for record in held if record.number in by_number}
+
+
+def _meter_kind(memo: Any) -> str:
+    """The wager kind a ledger row's memo names first (as ``meters_report`` reads it)."""
+    return str(memo or "").split(" ", 1)[0] or "unclassified"
 
 
 async def _next(iterator: Any) -> Any:
