@@ -25,7 +25,7 @@ from tablejack.store.db import EventIn, Store
 from tablejack.store.fencing import Fence
 from tablejack.store.floor_models import LIMITS, LOCKS
 from tablejack.store.vouchers import FloorRefusedError
-from tablejack.store.wager_limits import LIMIT_RULE, Limits, refusal, usage_of, usage_statement
+from tablejack.store.wager_limits import DAY_USAGE, LIMIT_RULE, Limits, refusal, usage_of
 
 __all__ = [
     "CLEAR_CODES",
@@ -182,8 +182,10 @@ async def usage(store: Store, account: str, since_us: int, until_us: int) -> dic
     """What the player wagered, lost (his tips to the dealer included), and when he first
     wagered in a window (the ledger)."""
     async with store.engine.connect() as connection:
-        rows = (await connection.execute(usage_statement(account, since_us, until_us))).all()
-    return usage_of(rows).as_dict()
+        rows = await connection.execute(
+            DAY_USAGE, {"accounts": [account], "start": since_us, "until": until_us}
+        )
+        return usage_of(rows.all()).as_dict()
 
 
 async def check_wager(
@@ -196,7 +198,10 @@ async def check_wager(
     if row is None:
         return
     async with store.engine.connect() as connection:
-        used = usage_of((await connection.execute(usage_statement(account, *day))).all())
+        rows = await connection.execute(
+            DAY_USAGE, {"accounts": [account], "start": day[0], "until": day[1]}
+        )
+        used = usage_of(rows.all())
     refused = refusal(
         Limits(account, *(row[k] for k in (*LIMIT_FIELDS, "excluded_until_us"))),
         used,

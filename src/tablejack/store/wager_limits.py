@@ -38,22 +38,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sqlalchemy import Connection, func, select
-
-from tablejack.store.floor_models import LIMITS, SETTINGS
-from tablejack.store.models import LEDGER
+from sqlalchemy import Connection, bindparam, text
 
 __all__ = [
     "DAY_US",
+    "DAY_USAGE",
     "LIMITED_KINDS",
     "LIMIT_RULE",
-    "USAGE_KINDS",
     "Limits",
     "Usage",
     "check_batch",
     "day_start",
     "refusal",
-    "usage_statement",
+    "usage_of",
 ]
 
 LIMIT_RULE = "player protection"
@@ -61,8 +58,6 @@ LIMIT_RULE = "player protection"
 DAY_US = 24 * 3600 * 1_000_000
 LIMITED_KINDS = frozenset({"wager", "tip"})
 """The movements a limit or a self-exclusion refuses (from the player's account)."""
-USAGE_KINDS = ("wager", "refund", "returned", "winnings", "settle", "tip")
-"""The movements that count in a day's usage."""
 DEFAULT_START_HOUR = 6
 
 
@@ -128,24 +123,24 @@ class Usage:
         return {"wagered": self.wagered, "loss": self.loss, "first_wager_us": self.first_wager_us}
 
 
-def usage_statement(account: str, since_us: int, until_us: int) -> Any:
-    """The ledger's sums per movement kind of ``account`` in a window (kind, sum, first at)."""
-    return (
-        select(LEDGER.c.kind, func.sum(LEDGER.c.amount), func.min(LEDGER.c.at_us))
-        .where(
-            ((LEDGER.c.from_account == account) | (LEDGER.c.to_account == account))
-            & (LEDGER.c.at_us >= since_us)
-            & (LEDGER.c.at_us < until_us)
-            & LEDGER.c.kind.in_(USAGE_KINDS)
-        )
-        .group_by(LEDGER.c.kind)
-    )
+DAY_USAGE = text(
+    "SELECT account, kind, SUM(amount), MIN(at_us) FROM ("
+    "SELECT from_account AS account, kind, amount, at_us FROM ledger_entries "
+    "WHERE from_account IN :accounts AND at_us >= :start AND at_us < :until "
+    "AND kind IN ('wager', 'tip') "
+    "UNION ALL SELECT to_account AS account, kind, amount, at_us FROM ledger_entries "
+    "WHERE to_account IN :accounts AND at_us >= :start AND at_us < :until "
+    "AND kind IN ('refund', 'returned', 'winnings', 'settle')"
+    ") AS moved GROUP BY account, kind"
+).bindparams(bindparam("accounts", expanding=True))
+"""The committed usage of several players in one gaming day, per account and kind: a wager or
+tip from the player, the rest to him (each side served by its ``(account, at_us)`` index)."""
 
 
 def usage_of(rows: Iterable[Sequence[Any]]) -> Usage:
-    """The :class:`Usage` of the rows of :func:`usage_statement`."""
+    """The :class:`Usage` of one player's rows of :data:`DAY_USAGE`."""
     used = Usage()
-    for kind, total, first in rows:
+    for _, kind, total, first in rows:
         used.add(str(kind), int(total), int(first))
     return used
 
@@ -182,11 +177,17 @@ def refusal(
     return None
 
 
-def _start_hour(connection: Connection) -> int:
-    value = connection.scalar(
-        select(SETTINGS.c.value).where(SETTINGS.c.key == "gaming_day_start_hour")
-    )
-    return DEFAULT_START_HOUR if value is None else int(json.loads(value))
+_LIMITS = (
+    "SELECT account, loss_limit, wager_limit, time_limit_s, excluded_until_us, "
+    "(SELECT value FROM floor_settings WHERE key = 'gaming_day_start_hour') "
+    "FROM player_limits WHERE account IN :accounts ORDER BY account"
+)
+LOCK_LIMITS = {
+    dialect: text(_LIMITS + suffix).bindparams(bindparam("accounts", expanding=True))
+    for dialect, suffix in (("postgresql", " FOR UPDATE"), ("sqlite", ""))
+}
+"""The limits rows of the players a batch debits, locked (PostgreSQL; SQLite has one writer),
+with the hour the gaming day starts (a JSON value; none stored: the default)."""
 
 
 def check_batch(
@@ -201,36 +202,30 @@ def check_batch(
     )
     if not debited:
         return None
-    rows = connection.execute(
-        select(
-            LIMITS.c.account,
-            LIMITS.c.loss_limit,
-            LIMITS.c.wager_limit,
-            LIMITS.c.time_limit_s,
-            LIMITS.c.excluded_until_us,
-        )
-        .where(LIMITS.c.account.in_(debited))
-        .order_by(LIMITS.c.account)
-        .with_for_update()
-    ).all()
+    rows = connection.execute(LOCK_LIMITS[connection.dialect.name], {"accounts": debited}).all()
     if not rows:
         return None
     protected = {
         str(row[0]): Limits(
-            str(row[0]), *(None if value is None else int(value) for value in row[1:])
+            str(row[0]), *(None if value is None else int(value) for value in row[1:5])
         )
         for row in rows
     }
-    hour = _start_hour(connection)
+    setting = rows[0][5]
+    hour = DEFAULT_START_HOUR if setting is None else int(json.loads(setting))
     days: dict[tuple[str, int], Usage] = {}
 
     def usage(account: str, at_us: int) -> Usage:
         start = day_start(at_us, hour)
-        used = days.get((account, start))
-        if used is None:
-            statement = usage_statement(account, start, start + DAY_US)
-            used = days[(account, start)] = usage_of(connection.execute(statement).all())
-        return used
+        if (account, start) not in days:  # the day's usage of every protected player at once
+            for player in protected:
+                days[(player, start)] = Usage()
+            rows = connection.execute(
+                DAY_USAGE, {"accounts": sorted(protected), "start": start, "until": start + DAY_US}
+            )
+            for player, kind, total, first in rows:
+                days[(str(player), start)].add(str(kind), int(total), int(first))
+        return days[(account, start)]
 
     for index, (at_us, postings) in enumerate(steps):
         mine: dict[str, list[_Posting]] = {}

@@ -15,6 +15,9 @@ step by step in the statements, which refuse exactly the steps that pass a limit
 reason. Players with no limits row cost one index probe per wager. SQLite: nothing (the write
 path's statements check every batch).
 
+Both databases: the ledger's indexes by account become ``(account, at_us)`` (one each side, as
+before), so a day's usage is read from that day's rows alone.
+
 Revision ID: 0006
 Revises: 0005
 """
@@ -117,18 +120,26 @@ BEGIN
                 WHERE x.kind IN ('wager', 'tip')
                 GROUP BY 1, 2
             ), used AS (
-                SELECT d.account, d.day,
-                    coalesce(sum(CASE e.kind WHEN 'wager' THEN e.amount
-                        WHEN 'refund' THEN -e.amount ELSE 0 END), 0) AS wagered,
-                    coalesce(sum(CASE WHEN e.kind IN ('wager', 'tip') THEN e.amount
-                        ELSE -e.amount END), 0) AS lost,
-                    min(e.at_us) FILTER (WHERE e.kind = 'wager') AS first_at
-                FROM debit AS d LEFT JOIN ledger_entries AS e
-                    ON (e.from_account = d.account OR e.to_account = d.account)
-                    AND e.at_us >= d.day * 86400000000 + start_us
-                    AND e.at_us < (d.day + 1) * 86400000000 + start_us
-                    AND e.kind IN ('wager', 'refund', 'returned', 'winnings', 'settle', 'tip')
-                GROUP BY d.account, d.day
+                SELECT d.account, d.day, o.wagered - i.refunded AS wagered,
+                    o.debits - i.credits AS lost, o.first_at
+                FROM debit AS d
+                CROSS JOIN LATERAL (
+                    SELECT coalesce(sum(e.amount) FILTER (WHERE e.kind = 'wager'), 0) AS wagered,
+                        coalesce(sum(e.amount), 0) AS debits,
+                        min(e.at_us) FILTER (WHERE e.kind = 'wager') AS first_at
+                    FROM ledger_entries AS e WHERE e.from_account = d.account
+                        AND e.at_us >= d.day * 86400000000 + start_us
+                        AND e.at_us < (d.day + 1) * 86400000000 + start_us
+                        AND e.kind IN ('wager', 'tip')
+                ) AS o
+                CROSS JOIN LATERAL (
+                    SELECT coalesce(sum(e.amount) FILTER (WHERE e.kind = 'refund'), 0) AS refunded,
+                        coalesce(sum(e.amount), 0) AS credits
+                    FROM ledger_entries AS e WHERE e.to_account = d.account
+                        AND e.at_us >= d.day * 86400000000 + start_us
+                        AND e.at_us < (d.day + 1) * 86400000000 + start_us
+                        AND e.kind IN ('refund', 'returned', 'winnings', 'settle')
+                ) AS i
             )
             SELECT 1 FROM debit AS d JOIN used AS u ON u.account = d.account AND u.day = d.day
             JOIN player_limits AS p ON p.account = d.account
@@ -157,11 +168,21 @@ $$
 
 
 def upgrade() -> None:
+    op.drop_index("ix_ledger_entries_from_account", table_name="ledger_entries")
+    op.drop_index("ix_ledger_entries_to_account", table_name="ledger_entries")
+    op.create_index(
+        "ix_ledger_entries_from_account_at", "ledger_entries", ["from_account", "at_us"]
+    )
+    op.create_index("ix_ledger_entries_to_account_at", "ledger_entries", ["to_account", "at_us"])
     if op.get_bind().dialect.name == "postgresql":
         op.execute(FUNCTION)
 
 
 def downgrade() -> None:
+    op.drop_index("ix_ledger_entries_from_account_at", table_name="ledger_entries")
+    op.drop_index("ix_ledger_entries_to_account_at", table_name="ledger_entries")
+    op.create_index("ix_ledger_entries_from_account", "ledger_entries", ["from_account"])
+    op.create_index("ix_ledger_entries_to_account", "ledger_entries", ["to_account"])
     if op.get_bind().dialect.name == "postgresql":
         previous = importlib.import_module("tablejack.store.migrations.versions.0005_write_batch")
         op.execute(previous.FUNCTION)
