@@ -25,11 +25,12 @@ from tablejack.server.app import create_app
 from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
 from tablejack.store import EventIn, LimitRefusedError, Step, Store, Transfer
+from tablejack.store.meters_report import day_bounds, gaming_day_of
 from tablejack.store.models import LEDGER
 from tablejack.store.policy import Actor, Role
 from tablejack.store.protections import self_exclude, set_limits
 from tablejack.store.testing import Backend
-from tablejack.store.wager_limits import LIMIT_RULE, Usage
+from tablejack.store.wager_limits import LIMIT_RULE, Usage, day_start
 
 from .conftest import CREDIT, TOKENS, Socketkit, auth
 
@@ -412,3 +413,12 @@ def test_player_protection_no_interleaving_of_wagers_tips_and_wins_passes_a_limi
         asyncio.run(run())
 
     check()
+
+
+@given(at_us=st.integers(10**15, 4 * 10**15), hour=st.integers(0, 23))
+def test_player_protection_the_write_checks_the_gaming_day_the_reports_use(
+    at_us: int, hour: int
+) -> None:
+    """The write transaction's gaming day (integer arithmetic, also in migration 0006's SQL)
+    starts where the floor's reports start it."""
+    assert day_start(at_us, hour) == day_bounds(gaming_day_of(at_us, hour), hour)[0]
