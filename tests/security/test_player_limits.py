@@ -29,8 +29,9 @@ from tablejack.store.meters_report import day_bounds, gaming_day_of
 from tablejack.store.models import LEDGER
 from tablejack.store.policy import Actor, Role
 from tablejack.store.protections import self_exclude, set_limits
+from tablejack.store.settings import DEFAULT_SETTINGS
 from tablejack.store.testing import Backend
-from tablejack.store.wager_limits import LIMIT_RULE, Usage, day_start
+from tablejack.store.wager_limits import DEFAULT_START_HOUR, LIMIT_RULE, Usage, day_start
 
 from .conftest import CREDIT, TOKENS, Socketkit, auth
 
@@ -422,3 +423,4 @@ def test_player_protection_the_write_checks_the_gaming_day_the_reports_use(
     """The write transaction's gaming day (integer arithmetic, also in migration 0006's SQL)
     starts where the floor's reports start it."""
     assert day_start(at_us, hour) == day_bounds(gaming_day_of(at_us, hour), hour)[0]
+    assert DEFAULT_SETTINGS["gaming_day_start_hour"] == DEFAULT_START_HOUR
