@@ -63,6 +63,7 @@ from tablejack.store.policy import (
     check_posting,
 )
 from tablejack.store.streams import ensure_stream, lock_heads
+from tablejack.store.wager_limits import LIMIT_RULE, check_batch
 
 __all__ = [
     "CAGE",
@@ -74,6 +75,7 @@ __all__ = [
     "FencedError",
     "InsufficientFundsError",
     "InvariantError",
+    "LimitRefusedError",
     "PostingRefusedError",
     "Step",
     "Store",
@@ -136,6 +138,19 @@ class PostingRefusedError(StoreError):
         self.message = error.message
         self.rule = error.rule
         self.code = error.code
+
+
+class LimitRefusedError(StoreError):
+    """A step's wager or tip that the player's limits or self-exclusion forbid, checked in the
+    transaction that would write it (:mod:`tablejack.store.wager_limits`): ``code`` (``limit``,
+    ``excluded``), ``rule`` and a sentence. Nothing of the step was written."""
+
+    def __init__(self, code: str, message: str, round_id: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.rule = LIMIT_RULE
+        self.round_id = round_id
 
 
 class InvariantError(StoreError):
@@ -433,6 +448,9 @@ class _Plan:
     """Per log: the head it is expected at (``b_expected``) and the one it moves to."""
     expected: dict[str, tuple[int, str]] = field(default_factory=dict)
     """Per log the batch does not open: the head (seq, hash) its first step chains to."""
+    postings: list[tuple[int, list[Transfer]]] = field(default_factory=list)
+    """Per step, in order: when it is written and its postings (the player protections'
+    check, :func:`tablejack.store.wager_limits.check_batch`)."""
     out: list[tuple[list[EventRecord], tuple[int, str]]] = field(default_factory=list)
 
     @classmethod
@@ -500,6 +518,7 @@ class _Plan:
                 if step.status != "open":
                     move["b_closed"] = at
             plan.meters.extend(step.meters)
+            plan.postings.append((at, step.transfers))
             plan.out.append((records, (seq, prev)))
         return plan
 
@@ -1229,6 +1248,10 @@ class Store:
                 f"{plan.moves[round_id]['b_expected']}."
             )
         self._shift_balances(connection, plan.shifts, plan.kinds, bulk)
+        refused = check_batch(connection, plan.postings)  # after the balances' locks
+        if refused is not None:
+            index, code, message = refused
+            raise LimitRefusedError(code, message, steps[index].round_id)
         bulk.insert_ledger(plan.ledger)
         bulk.bump_meters(_meter_totals(plan.meters))
         return plan.out

@@ -101,8 +101,8 @@ class LedgerEntry(Base):
     __tablename__ = "ledger_entries"
     __table_args__ = (
         CheckConstraint("amount > 0", name="positive_amount"),
-        Index("ix_ledger_entries_from_account", "from_account"),
-        Index("ix_ledger_entries_to_account", "to_account"),
+        Index("ix_ledger_entries_from_account_at", "from_account", "at_us"),
+        Index("ix_ledger_entries_to_account_at", "to_account", "at_us"),
         Index("ix_ledger_entries_round_id", "round_id"),
     )
     id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)

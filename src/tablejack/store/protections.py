@@ -18,14 +18,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tablejack.store.db import EventIn, Store
 from tablejack.store.fencing import Fence
 from tablejack.store.floor_models import LIMITS, LOCKS
-from tablejack.store.models import LEDGER
 from tablejack.store.vouchers import FloorRefusedError
+from tablejack.store.wager_limits import DAY_USAGE, LIMIT_RULE, Limits, refusal, usage_of
 
 __all__ = [
     "CLEAR_CODES",
@@ -46,7 +46,6 @@ __all__ = [
 ]
 
 LIMIT_FIELDS = ("loss_limit", "wager_limit", "time_limit_s")
-LIMIT_RULE = "player protection"
 TILT_RULE = "terminal lock-out"
 DAY_US = 24 * 3600 * 1_000_000
 TILT_CODES = (
@@ -182,69 +181,36 @@ async def self_exclude(
 async def usage(store: Store, account: str, since_us: int, until_us: int) -> dict[str, Any]:
     """What the player wagered, lost (his tips to the dealer included), and when he first
     wagered in a window (the ledger)."""
-    statement = (
-        select(LEDGER.c.kind, func.sum(LEDGER.c.amount), func.min(LEDGER.c.at_us))
-        .where(
-            ((LEDGER.c.from_account == account) | (LEDGER.c.to_account == account))
-            & (LEDGER.c.at_us >= since_us)
-            & (LEDGER.c.at_us < until_us)
-            & LEDGER.c.kind.in_(("wager", "refund", "returned", "winnings", "settle", "tip"))
-        )
-        .group_by(LEDGER.c.kind)
-    )
     async with store.engine.connect() as connection:
-        rows = {r[0]: (int(r[1]), r[2]) for r in (await connection.execute(statement)).all()}
-    wagered = rows.get("wager", (0, None))[0] - rows.get("refund", (0, None))[0]
-    back = sum(rows.get(k, (0, None))[0] for k in ("returned", "winnings", "settle"))
-    tipped = rows.get("tip", (0, None))[0]  # a tip is not a wager, but money lost to the player
-    return {
-        "wagered": wagered,
-        "loss": wagered - back + tipped,
-        "first_wager_us": rows.get("wager", (0, None))[1],
-    }
+        rows = await connection.execute(
+            DAY_USAGE, {"accounts": [account], "start": since_us, "until": until_us}
+        )
+        return usage_of(rows.all()).as_dict()
 
 
 async def check_wager(
     store: Store, account: str, amount: int, *, at_us: int, day: tuple[int, int]
 ) -> None:
-    """Refuse (and audit) a wager of ``amount`` the player's limits or exclusion forbid."""
+    """Refuse a wager of ``amount`` the player's limits or exclusion forbid, as the committed
+    ledger stands (the server's early answer; the write transaction checks again, under the
+    player's lock: :mod:`tablejack.store.wager_limits`)."""
     row = await limits(store, account)
     if row is None:
         return
-    refusal: FloorRefusedError | None = None
-    until = row["excluded_until_us"]
-    if until is not None and at_us < int(until):
-        refusal = FloorRefusedError(
-            "excluded", f"{account} has excluded himself from wagering.", LIMIT_RULE
+    async with store.engine.connect() as connection:
+        rows = await connection.execute(
+            DAY_USAGE, {"accounts": [account], "start": day[0], "until": day[1]}
         )
-    else:
-        used = await usage(store, account, day[0], day[1])
-        if row["wager_limit"] is not None and used["wagered"] + amount > row["wager_limit"]:
-            refusal = FloorRefusedError(
-                "limit",
-                f"The wager would bring today's wagers to {used['wagered'] + amount} cents, above "
-                f"the wager limit of {row['wager_limit']} cents.",
-                LIMIT_RULE,
-            )
-        elif row["loss_limit"] is not None and used["loss"] + amount > row["loss_limit"]:
-            refusal = FloorRefusedError(
-                "limit",
-                f"Today's losses of {max(used['loss'], 0)} cents and this wager could pass the "
-                f"loss limit of {row['loss_limit']} cents.",
-                LIMIT_RULE,
-            )
-        elif (
-            row["time_limit_s"] is not None
-            and used["first_wager_us"] is not None
-            and at_us - int(used["first_wager_us"]) >= int(row["time_limit_s"]) * 1_000_000
-        ):
-            refusal = FloorRefusedError(
-                "limit",
-                f"The time limit of {row['time_limit_s']} seconds of play is reached.",
-                LIMIT_RULE,
-            )
-    if refusal is not None:
-        raise refusal
+        used = usage_of(rows.all())
+    refused = refusal(
+        Limits(account, *(row[k] for k in (*LIMIT_FIELDS, "excluded_until_us"))),
+        used,
+        wagered=amount,
+        tipped=0,
+        at_us=at_us,
+    )
+    if refused is not None:
+        raise FloorRefusedError(*refused, LIMIT_RULE)
 
 
 async def lock_terminal(

@@ -39,6 +39,7 @@ from tablejack.store.credentials import Issued
 from tablejack.store.db import (
     CAGE,
     EventRecord,
+    LimitRefusedError,
     PostingRefusedError,
     Store,
     StoreError,
@@ -296,7 +297,7 @@ async def _refuse(store: Store, refusal: FloorRefusedError, *, actor: Actor) -> 
 
 def refusal_of(error: StoreError) -> FloorRefusedError:
     """A store's refusal as the floor's: the policy's code and rule, or a balance refusal."""
-    if isinstance(error, PostingRefusedError):
+    if isinstance(error, PostingRefusedError | LimitRefusedError):
         return FloorRefusedError(error.code, error.message, error.rule)
     return FloorRefusedError("balance", str(error), ACCOUNT_RULE)
 

@@ -51,6 +51,7 @@ from tablejack.store import (
     EventRecord,
     Fence,
     InsufficientFundsError,
+    LimitRefusedError,
     Step,
     Transfer,
 )
@@ -456,6 +457,9 @@ class Table(TableViews):
                 f"{format_cents(error.balance)}.",
                 "account balance",
             ) from None
+        except LimitRefusedError as error:  # a limit or self-exclusion, held by the store
+            await self.reload()
+            raise RefusedError(error.code, error.message, error.rule) from None
         except Exception as error:  # the store failed: a storage_error tilt (PA 605a)
             raise await self.lockout.storage_fault(error) from error
         reply = {"ok": True, "round_id": self.round_id, "seq": records[-1].seq if records else None}
@@ -770,6 +774,8 @@ class Table(TableViews):
         if not alone and events:
             try:
                 records = await self._commit_round(events, transfers, meters, status)
+            except LimitRefusedError:  # a player's limit: the others' requests go on alone
+                alone = True
             except Exception:
                 log.exception(
                     "table %s: a batch of %d steps failed; each runs alone", self.id, len(done)
