@@ -22,9 +22,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
-from fastapi.exception_handlers import request_validation_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from tablejack.server import (
     floor_api,
@@ -36,6 +36,7 @@ from tablejack.server import (
     tilt_api,
     trust_api,
 )
+from tablejack.server.bounds import BODY_MAX_BYTES, LimitBody, validation_errors
 from tablejack.server.compose import make_floor
 from tablejack.server.floor import Floor
 from tablejack.server.gate import Gate, GateLimits, RefuseControlCharacters
@@ -79,6 +80,8 @@ def create_app(
     demo: bool = False,
     gate: GateLimits | None = None,
     lease: LeaseSettings | None = None,
+    body_max_bytes: int = BODY_MAX_BYTES,
+    forwarded_allow_ips: str | list[str] = "",
 ) -> FastAPI:
     """The app for one floor on ``db_url``: the given tables, then those saved in the store;
     ``setup`` runs once the floor is up (the demo uses it to add players and tokens).
@@ -100,7 +103,11 @@ def create_app(
     the hello (:mod:`tablejack.server.gate`; its constants by default). ``lease``: this
     process is one of a floor of several on PostgreSQL: it runs the tables it holds the lease
     of, up to its share, and forwards a terminal of another's table to it
-    (:mod:`tablejack.server.leasing`, :mod:`tablejack.server.proxy`)."""
+    (:mod:`tablejack.server.leasing`, :mod:`tablejack.server.proxy`). ``body_max_bytes``: the
+    largest request body read (a larger one: 413, :mod:`tablejack.server.bounds`).
+    ``forwarded_allow_ips``: the addresses (or networks, comma-separated; ``*``: any) of the
+    trusted proxies whose ``X-Forwarded-For`` and ``X-Forwarded-Proto`` name the client (its
+    address keys the failed-hello bucket); none by default: a request's address is its peer's."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -202,12 +209,17 @@ def create_app(
     app.state.leases = None
     app.add_middleware(ForwardTableRequests)  # another process's table: forwarded there
     app.add_middleware(RefuseControlCharacters)  # a NUL in a path or query: 422
+    app.add_middleware(LimitBody, limit=body_max_bytes)  # a body too large: 413, never read
+    if forwarded_allow_ips:  # behind a trusted proxy: the client's address, not the proxy's
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=forwarded_allow_ips)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, error: RequestValidationError) -> Response:
-        """422 as FastAPI answers it; the audit log counts it (one row per burst)."""
+        """422 naming each field and rule, quoting no large input
+        (:func:`~tablejack.server.bounds.validation_errors`); the audit log counts it (one row
+        per burst)."""
         request.app.state.gate.invalid_request(request, error.errors())
-        return await request_validation_exception_handler(request, error)
+        return JSONResponse({"detail": validation_errors(error.errors())}, 422)
 
     app.include_router(pages.router)  # the pages and /docs
     app.include_router(tables_api.router)  # tables, the dealer console, procedures
