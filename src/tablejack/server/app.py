@@ -38,6 +38,7 @@ from tablejack.server import (
 )
 from tablejack.server.bounds import BODY_MAX_BYTES, LimitBody, validation_errors
 from tablejack.server.compose import make_floor
+from tablejack.server.contract import publish
 from tablejack.server.floor import Floor
 from tablejack.server.gate import Gate, GateLimits, RefuseControlCharacters
 from tablejack.server.leasing import FloorLeases, LeaseSettings, lease_options, save_tables
@@ -233,6 +234,7 @@ def create_app(
         from tablejack.server import demo as demo_floor
 
         app.include_router(demo_floor.router)
+    publish(app)  # the document states every bound and answer; 405 with the path's methods
     return app
 
 

@@ -10,7 +10,7 @@ and printed at start. Those two routes exist only on a server started with ``--d
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
 from pydantic import BaseModel, Field
@@ -22,7 +22,6 @@ from tablejack.server.adapters import ADAPTERS
 from tablejack.server.auth import DEVICE_COOKIE, SESSION_COOKIE
 from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
-from tablejack.server.text import SafeText
 from tablejack.server.trust_api import set_cookie
 from tablejack.store import credentials as creds
 from tablejack.store.vouchers import terminals
@@ -145,9 +144,9 @@ def demo_urls(base: str, floor_tables: list[TableConfig]) -> list[str]:
 class DemoSignIn(BaseModel):
     """Sign this browser in as a demo player at a demo terminal, or as demo staff."""
 
-    player: SafeText | None = Field(default=None, pattern=r"^[a-z]{1,16}$")
-    terminal: SafeText | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,64}$")
-    role: SafeText | None = Field(default=None, pattern=r"^(dealer|supervisor|cashier|operator)$")
+    player: Annotated[str, Field(pattern=r"^[a-z]{1,16}$")] | None = None
+    terminal: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")] | None = None
+    role: Annotated[str, Field(pattern=r"^(dealer|supervisor|cashier|operator)$")] | None = None
 
 
 router = APIRouter()

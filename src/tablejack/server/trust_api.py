@@ -23,13 +23,14 @@ import contextlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
-from pydantic import Field, StrictInt
+from pydantic import Field
 
 from tablejack.server.access import Strict, Who, floor_of, floor_refusal, need, refuse
 from tablejack.server.auth import DEVICE_COOKIE, SESSION_COOKIE, AuthRefusedError
+from tablejack.server.contract import Limit, Whole
 from tablejack.server.floor import Floor
 from tablejack.server.text import SafeText
 from tablejack.store import StoreError
@@ -108,7 +109,7 @@ class SignIn(Strict):
     enrolled terminal)."""
 
     token: SafeText = Field(min_length=1, max_length=128)
-    terminal: SafeText | None = Field(default=None, pattern=NAME)
+    terminal: Annotated[str, Field(pattern=NAME)] | None = None  # (no control character)
     terminal_key: SafeText | None = Field(default=None, min_length=1, max_length=128)
 
 
@@ -124,7 +125,7 @@ class TokenBody(Strict):
 
     role: SafeText = Field(pattern=r"^(player|dealer|supervisor|cashier|operator)$")
     subject: SafeText = Field(pattern=NAME)
-    lifetime_s: StrictInt | None = Field(default=None, ge=60, le=5 * 365 * 86400)
+    lifetime_s: Whole | None = Field(default=None, ge=60, le=5 * 365 * 86400)
     label: SafeText = Field(default="", max_length=64)
 
 
@@ -139,7 +140,7 @@ class CreditBody(Strict):
     """Credit sold at the cage for cash."""
 
     account: SafeText = Field(pattern=r"^[A-Za-z0-9_.@:-]{1,64}$")
-    amount: StrictInt = Field(gt=0, le=10**11)
+    amount: Whole = Field(gt=0, le=10**11)
 
 
 class VoucherBody(Strict):
@@ -384,7 +385,7 @@ async def cash_voucher(request: Request, body: VoucherBody, who: Who) -> dict[st
 
 
 @router.get("/api/checkpoints")
-async def checkpoints(request: Request, who: Who, limit: int = 20) -> dict[str, Any]:
+async def checkpoints(request: Request, who: Who, limit: Limit = 20) -> dict[str, Any]:
     """The newest signed checkpoints (supervisor, operator)."""
     from sqlalchemy import select
 
