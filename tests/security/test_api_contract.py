@@ -109,6 +109,7 @@ def test_the_api_holds_to_its_document(backend: Backend, tmp_path: Path, role: s
             TableConfig("A2", rules, automated=False, require_procedures=False, seed=2),
         ],
         setup=setup_floor,
+        demo=True,  # the demo's sign-in route too: the whole document
     )
     who = ROLES[role]
     headers = {} if who is None else {"Authorization": f"Bearer {TOKENS[who]}"}

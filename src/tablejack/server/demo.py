@@ -13,13 +13,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tablejack.core.rules import ClassicRules
 from tablejack.games import GAMES
 from tablejack.server.access import floor_of
 from tablejack.server.adapters import ADAPTERS
-from tablejack.server.auth import DEVICE_COOKIE, SESSION_COOKIE
+from tablejack.server.auth import DEVICE_COOKIE, SESSION_COOKIE, AuthRefusedError
 from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
 from tablejack.server.trust_api import set_cookie
@@ -148,6 +148,24 @@ class DemoSignIn(BaseModel):
     terminal: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")] | None = None
     role: Annotated[str, Field(pattern=r"^(dealer|supervisor|cashier|operator)$")] | None = None
 
+    model_config = ConfigDict(  # the document says what the check below refuses
+        json_schema_extra={
+            "anyOf": [
+                {
+                    "required": ["player", "terminal"],
+                    "properties": {"player": {"type": "string"}, "terminal": {"type": "string"}},
+                },
+                {"required": ["role"], "properties": {"role": {"type": "string"}}},
+            ]
+        }
+    )
+
+    @model_validator(mode="after")
+    def _someone(self) -> DemoSignIn:
+        if (self.player is None or self.terminal is None) and self.role is None:
+            raise ValueError("Name a player and a terminal, or a staff role.")
+        return self
+
 
 router = APIRouter()
 
@@ -183,15 +201,17 @@ async def demo_sign_in(request: Request, response: Response, body: DemoSignIn) -
     if body.player is not None and body.terminal is not None:
         if body.player not in DEMO_PLAYERS:
             raise HTTPException(404, f"No demo player {body.player!r}.")
-        binding = await floor.auth.binding(body.terminal)
+        try:
+            binding = await floor.auth.binding(body.terminal)
+        except AuthRefusedError as refusal:
+            raise HTTPException(404, refusal.message) from None
         key = demo_terminal_key(body.terminal)
         token = f"demo-{body.player}"
         page = f"/static/terminal.html?table={binding.table}"
-    elif body.role is not None:
+    else:
+        assert body.role is not None  # (DemoSignIn refuses a body that names no one)
         key, token, binding = None, DEMO_STAFF[body.role][1], None
         page = "/static/supervisor.html" if body.role != "dealer" else "/static/dealer.html"
-    else:
-        raise HTTPException(422, "Name a player and a terminal, or a staff role.")
     parent = await creds.lookup(floor.store, token)
     principal = await floor.auth.authenticate(token, fresh=True)
     if parent is None or principal is None:
