@@ -22,6 +22,7 @@ from tablejack.server.adapters import ADAPTERS
 from tablejack.server.auth import DEVICE_COOKIE, SESSION_COOKIE, AuthRefusedError
 from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
+from tablejack.server.text import REFUSE_CONTROL_CHARACTERS
 from tablejack.server.trust_api import set_cookie
 from tablejack.store import credentials as creds
 from tablejack.store.vouchers import terminals
@@ -144,8 +145,10 @@ def demo_urls(base: str, floor_tables: list[TableConfig]) -> list[str]:
 class DemoSignIn(BaseModel):
     """Sign this browser in as a demo player at a demo terminal, or as demo staff."""
 
-    player: Annotated[str, Field(pattern=r"^[a-z]{1,16}$")] | None = None
-    terminal: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")] | None = None
+    player: Annotated[str, Field(pattern=r"^[a-z]{1,16}$"), REFUSE_CONTROL_CHARACTERS] | None = None
+    terminal: (
+        Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$"), REFUSE_CONTROL_CHARACTERS] | None
+    ) = None
     role: Annotated[str, Field(pattern=r"^(dealer|supervisor|cashier|operator)$")] | None = None
 
     model_config = ConfigDict(  # the document says what the check below refuses

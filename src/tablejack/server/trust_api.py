@@ -32,7 +32,7 @@ from tablejack.server.access import Strict, Who, floor_of, floor_refusal, need, 
 from tablejack.server.auth import DEVICE_COOKIE, SESSION_COOKIE, AuthRefusedError
 from tablejack.server.contract import Limit, Whole
 from tablejack.server.floor import Floor
-from tablejack.server.text import SafeText
+from tablejack.server.text import REFUSE_CONTROL_CHARACTERS, SafeText
 from tablejack.store import StoreError
 from tablejack.store import credentials as creds
 from tablejack.store.checkpoints import Checkpointer
@@ -109,7 +109,7 @@ class SignIn(Strict):
     enrolled terminal)."""
 
     token: SafeText = Field(min_length=1, max_length=128)
-    terminal: Annotated[str, Field(pattern=NAME)] | None = None  # (no control character)
+    terminal: Annotated[str, Field(pattern=NAME), REFUSE_CONTROL_CHARACTERS] | None = None
     terminal_key: SafeText | None = Field(default=None, min_length=1, max_length=128)
 
 
