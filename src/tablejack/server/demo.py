@@ -149,7 +149,12 @@ class DemoSignIn(BaseModel):
     terminal: (
         Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$"), REFUSE_CONTROL_CHARACTERS] | None
     ) = None
-    role: Annotated[str, Field(pattern=r"^(dealer|supervisor|cashier|operator)$")] | None = None
+    role: (
+        Annotated[
+            str, Field(pattern=r"^(dealer|supervisor|cashier|operator)$"), REFUSE_CONTROL_CHARACTERS
+        ]
+        | None
+    ) = None
 
     model_config = ConfigDict(  # the document says what the check below refuses
         json_schema_extra={
