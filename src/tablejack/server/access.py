@@ -48,14 +48,20 @@ def table_of(request: Request, table_id: str) -> Table:
 async def refuse(
     request: Request, who: Principal | None, code: str, message: str, rule: str, status: int = 403
 ) -> HTTPException:
-    """Audit a refusal and the HTTP error that answers it."""
-    await floor_of(request).store.audit(
-        code,
-        message,
-        actor="" if who is None else who.subject,
-        terminal="" if who is None else who.terminal,
-        rule=rule,
-    )
+    """Audit a refusal and the HTTP error that answers it. A refusal of someone authenticated
+    is an audit row of its own; one before authentication (``who`` None) is counted, one row
+    per code and window (:meth:`tablejack.server.gate.Gate.unauthenticated`)."""
+    gate = getattr(request.app.state, "gate", None)
+    if who is None and gate is not None:
+        gate.unauthenticated(request, code, message, rule)
+    else:
+        await floor_of(request).store.audit(
+            code,
+            message,
+            actor="" if who is None else who.subject,
+            terminal="" if who is None else who.terminal,
+            rule=rule,
+        )
     return HTTPException(status, {"code": code, "rule": rule, "message": message})
 
 

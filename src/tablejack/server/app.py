@@ -22,9 +22,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
-from fastapi.exception_handlers import request_validation_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from tablejack.server import (
     floor_api,
@@ -39,7 +39,9 @@ from tablejack.server import (
 )
 from tablejack.server import metrics as floor_metrics
 from tablejack.server.auth import AuthRefusedError
+from tablejack.server.bounds import BODY_MAX_BYTES, LimitBody, validation_errors
 from tablejack.server.compose import make_floor
+from tablejack.server.contract import publish
 from tablejack.server.floor import Floor
 from tablejack.server.gate import Gate, GateLimits, RefuseControlCharacters
 from tablejack.server.leasing import FloorLeases, LeaseSettings, lease_options, save_tables
@@ -85,6 +87,8 @@ def create_app(
     gate: GateLimits | None = None,
     lease: LeaseSettings | None = None,
     metrics_from: Iterable[floor_metrics.Network] = (),
+    body_max_bytes: int = BODY_MAX_BYTES,
+    forwarded_allow_ips: str | list[str] = "",
 ) -> FastAPI:
     """The app for one floor on ``db_url``: the given tables, then those saved in the store;
     ``setup`` runs once the floor is up (the demo uses it to add players and tokens).
@@ -109,7 +113,11 @@ def create_app(
     (:mod:`tablejack.server.leasing`, :mod:`tablejack.server.proxy`). ``metrics_from``: the
     addresses that may read ``/metrics`` without a staff credential
     (:mod:`tablejack.server.metrics`); ``/healthz`` and ``/readyz`` answer the load balancer
-    (:mod:`tablejack.server.health`)."""
+    (:mod:`tablejack.server.health`). ``body_max_bytes``: the
+    largest request body read (a larger one: 413, :mod:`tablejack.server.bounds`).
+    ``forwarded_allow_ips``: the addresses (or networks, comma-separated; ``*``: any) of the
+    trusted proxies whose ``X-Forwarded-For`` and ``X-Forwarded-Proto`` name the client (its
+    address keys the failed-hello bucket); none by default: a request's address is its peer's."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -216,12 +224,17 @@ def create_app(
     app.state.hop_key = None
     app.add_middleware(ForwardTableRequests)  # another process's table: forwarded there
     app.add_middleware(RefuseControlCharacters)  # a NUL in a path or query: 422
+    app.add_middleware(LimitBody, limit=body_max_bytes)  # a body too large: 413, never read
+    if forwarded_allow_ips:  # behind a trusted proxy: the client's address, not the proxy's
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=forwarded_allow_ips)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, error: RequestValidationError) -> Response:
-        """422 as FastAPI answers it; the audit log counts it (one row per burst)."""
+        """422 naming each field and rule, quoting no large input
+        (:func:`~tablejack.server.bounds.validation_errors`); the audit log counts it (one row
+        per burst)."""
         request.app.state.gate.invalid_request(request, error.errors())
-        return await request_validation_exception_handler(request, error)
+        return JSONResponse({"detail": validation_errors(error.errors())}, 422)
 
     @app.exception_handler(AuthRefusedError)
     async def refused_identity(request: Request, refusal: AuthRefusedError) -> Response:
@@ -245,6 +258,7 @@ def create_app(
         from tablejack.server import demo as demo_floor
 
         app.include_router(demo_floor.router)
+    publish(app)  # the document states every bound and answer; 405 with the path's methods
     return app
 
 

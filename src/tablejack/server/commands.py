@@ -24,6 +24,9 @@ STEP_WAIT_MS = 12.0
 milliseconds (docs/server.md, "Running it")."""
 COMMIT_MS = 2.0
 """``serve``'s group commit window by default, in milliseconds (docs/server.md, "Running it")."""
+BODY_MAX_BYTES = 64 * 1024
+"""``serve``'s largest request body by default (:data:`tablejack.server.bounds.BODY_MAX_BYTES`,
+not imported here: the web framework is imported only when a command runs)."""
 
 
 def register(app: typer.Typer) -> None:
@@ -149,6 +152,22 @@ def register(app: typer.Typer) -> None:
         checkpoint_events: Annotated[
             int, typer.Option(help="Sign a checkpoint after this many events.")
         ] = 1000,
+        body_max_bytes: Annotated[
+            int,
+            typer.Option(
+                min=1024,
+                help="The largest HTTP request body the server reads (bytes); a larger one is "
+                "refused with 413 before it is read (docs/server.md).",
+            ),
+        ] = BODY_MAX_BYTES,
+        forwarded_allow_ips: Annotated[
+            str,
+            typer.Option(
+                help="Comma-separated addresses or networks of trusted proxies (nginx): their "
+                "X-Forwarded-For and X-Forwarded-Proto name the client. Default: none, every "
+                "request's address is its peer's (docs/server.md, behind nginx).",
+            ),
+        ] = "",
         unsigned: Annotated[
             bool,
             typer.Option(
@@ -300,6 +319,8 @@ def register(app: typer.Typer) -> None:
             demo=demo,
             lease=lease,
             metrics_from=networks,
+            body_max_bytes=body_max_bytes,
+            forwarded_allow_ips=forwarded_allow_ips,
         )
         base = f"{scheme}://{host}:{port}"
         typer.echo(f"tablejack table server on {base} (database {db})")
@@ -348,6 +369,7 @@ def register(app: typer.Typer) -> None:
                 port=port,
                 log_config=None,  # server.logs configured them
                 access_log=log_level.lower() in ("debug", "info"),
+                proxy_headers=False,  # the app's own, with --forwarded-allow-ips (server.app)
                 ws=protocol_class(),  # uvicorn's sans-I/O protocol, fewer pauses
                 loop=event_loop(),  # uvloop where installed
                 ws_per_message_deflate=False,

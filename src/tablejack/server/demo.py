@@ -10,19 +10,19 @@ and printed at start. Those two routes exist only on a server started with ``--d
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tablejack.core.rules import ClassicRules
 from tablejack.games import GAMES
 from tablejack.server.access import floor_of
 from tablejack.server.adapters import ADAPTERS
-from tablejack.server.auth import DEVICE_COOKIE, SESSION_COOKIE
+from tablejack.server.auth import DEVICE_COOKIE, SESSION_COOKIE, AuthRefusedError
 from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
-from tablejack.server.text import SafeText
+from tablejack.server.text import REFUSE_CONTROL_CHARACTERS
 from tablejack.server.trust_api import set_cookie
 from tablejack.store import StoreError
 from tablejack.store import credentials as creds
@@ -146,9 +146,34 @@ def demo_urls(base: str, floor_tables: list[TableConfig]) -> list[str]:
 class DemoSignIn(BaseModel):
     """Sign this browser in as a demo player at a demo terminal, or as demo staff."""
 
-    player: SafeText | None = Field(default=None, pattern=r"^[a-z]{1,16}$")
-    terminal: SafeText | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,64}$")
-    role: SafeText | None = Field(default=None, pattern=r"^(dealer|supervisor|cashier|operator)$")
+    player: Annotated[str, Field(pattern=r"^[a-z]{1,16}$"), REFUSE_CONTROL_CHARACTERS] | None = None
+    terminal: (
+        Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$"), REFUSE_CONTROL_CHARACTERS] | None
+    ) = None
+    role: (
+        Annotated[
+            str, Field(pattern=r"^(dealer|supervisor|cashier|operator)$"), REFUSE_CONTROL_CHARACTERS
+        ]
+        | None
+    ) = None
+
+    model_config = ConfigDict(  # the document says what the check below refuses
+        json_schema_extra={
+            "anyOf": [
+                {
+                    "required": ["player", "terminal"],
+                    "properties": {"player": {"type": "string"}, "terminal": {"type": "string"}},
+                },
+                {"required": ["role"], "properties": {"role": {"type": "string"}}},
+            ]
+        }
+    )
+
+    @model_validator(mode="after")
+    def _someone(self) -> DemoSignIn:
+        if (self.player is None or self.terminal is None) and self.role is None:
+            raise ValueError("Name a player and a terminal, or a staff role.")
+        return self
 
 
 router = APIRouter()
@@ -185,15 +210,17 @@ async def demo_sign_in(request: Request, response: Response, body: DemoSignIn) -
     if body.player is not None and body.terminal is not None:
         if body.player not in DEMO_PLAYERS:
             raise HTTPException(404, f"No demo player {body.player!r}.")
-        binding = await floor.auth.binding(body.terminal)
+        try:
+            binding = await floor.auth.binding(body.terminal)
+        except AuthRefusedError as refusal:
+            raise HTTPException(404, refusal.message) from None
         key = demo_terminal_key(body.terminal)
         token = f"demo-{body.player}"
         page = f"/static/terminal.html?table={binding.table}"
-    elif body.role is not None:
+    else:
+        assert body.role is not None  # (DemoSignIn refuses a body that names no one)
         key, token, binding = None, DEMO_STAFF[body.role][1], None
         page = "/static/supervisor.html" if body.role != "dealer" else "/static/dealer.html"
-    else:
-        raise HTTPException(422, "Name a player and a terminal, or a staff role.")
     parent = await creds.lookup(floor.store, token)
     principal = await floor.auth.authenticate(token, fresh=True)
     if parent is None or principal is None:

@@ -15,12 +15,13 @@ import math
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
-from pydantic import Field, StrictInt
+from pydantic import Field
 
 from tablejack.core.money import format_cents
 from tablejack.server import protections as guard
 from tablejack.server.access import Strict, Who, floor_of, floor_refusal, need, refuse
 from tablejack.server.auth import Principal
+from tablejack.server.contract import AMOUNT_MAX, SECONDS_MAX, Count, Limit, Whole
 from tablejack.server.floor import Floor
 from tablejack.server.text import SafeText
 from tablejack.server.tilts import refresh_terminals
@@ -37,14 +38,14 @@ TERMINAL = r"^[A-Za-z0-9_.:-]{1,58}$"
 class BillIn(Strict):
     """A bill accepted by the validator of the terminal the player is signed in at."""
 
-    amount: StrictInt = Field(gt=0)
+    amount: Whole = Field(gt=0, le=AMOUNT_MAX)
 
 
 class CashOut(Strict):
     """Cash out at the terminal the player is signed in at: all the credit (no amount) or
     part of it."""
 
-    amount: StrictInt | None = Field(default=None, gt=0)
+    amount: Whole | None = Field(default=None, gt=0, le=AMOUNT_MAX)
 
 
 class VoucherIn(Strict):
@@ -58,7 +59,7 @@ class HandPay(Strict):
 
     account: SafeText = Field(min_length=1, max_length=64)
     terminal: SafeText = Field(pattern=TERMINAL)
-    amount: StrictInt = Field(gt=0)
+    amount: Whole = Field(gt=0, le=AMOUNT_MAX)
     kind: SafeText = Field(pattern=r"^(jackpot|cancelled_credit)$")
     reason: SafeText = Field(default="", max_length=200)
 
@@ -70,7 +71,7 @@ class TerminalBody(Strict):
     terminal: SafeText = Field(pattern=TERMINAL)
     table: SafeText = Field(min_length=1, max_length=64)
     status: SafeText = Field(default="active", pattern=r"^(active|retired)$")
-    position: StrictInt | None = Field(default=None, ge=1, le=16)
+    position: Whole | None = Field(default=None, ge=1, le=16)
     credential: bool = False
 
 
@@ -92,15 +93,15 @@ class ClearBody(Strict):
 class LimitsBody(Strict):
     """A player's limits per gaming day; a field left out is unchanged, null removes it."""
 
-    loss_limit: StrictInt | None = Field(default=None, gt=0)
-    wager_limit: StrictInt | None = Field(default=None, gt=0)
-    time_limit_s: StrictInt | None = Field(default=None, gt=0)
+    loss_limit: Whole | None = Field(default=None, gt=0, le=AMOUNT_MAX)
+    wager_limit: Whole | None = Field(default=None, gt=0, le=AMOUNT_MAX)
+    time_limit_s: Whole | None = Field(default=None, gt=0, le=SECONDS_MAX)
 
 
 class ExclusionBody(Strict):
     """A self-exclusion of ``days`` from now."""
 
-    days: StrictInt = Field(ge=1, le=36500)
+    days: Whole = Field(ge=1, le=36500)
 
 
 class TipBody(Strict):
@@ -450,7 +451,7 @@ async def clear(request: Request, body: ClearBody, who: Who) -> dict[str, Any]:
 
 
 @router.get("/api/floor/meters/clears")
-async def clears(request: Request, who: Who, limit: int = 100) -> list[dict[str, Any]]:
+async def clears(request: Request, who: Who, limit: Limit = 100) -> list[dict[str, Any]]:
     """The meter clears, newest first (supervisor)."""
     floor = floor_of(request)
     await need(request, who, "read_meters")
@@ -512,7 +513,7 @@ async def tip_report(request: Request, who: Who, day: str | None = None) -> dict
 
 @router.get("/api/floor/terminals/{terminal}/recall")
 async def terminal_recall(
-    request: Request, terminal: str, who: Who, n: int = 10
+    request: Request, terminal: str, who: Who, n: Count = 10
 ) -> list[dict[str, Any]]:
     """The last game of a terminal and the nine before it, step by step: a player sees
     the games he played there, a supervisor every game of the terminal."""

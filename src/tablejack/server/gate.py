@@ -382,6 +382,26 @@ class Gate:
             table_id=str(request.path_params.get("table_id", ""))[:64],
         )
 
+    def unauthenticated(self, request: Request, code: str, message: str, rule: str) -> None:
+        """Count a REST request refused before anyone was authenticated (a token in the URL,
+        an unknown token at sign-in, a made-up device credential, a cookie from a foreign page)
+        for the audit log: one row per refusal code and window, whatever the number of
+        requests and addresses, so that no one can fill the log or the memory without a
+        credential."""
+        address = request.client.host if request.client is not None else "unknown"
+        self.bursts.note(
+            ("unauthenticated", code),
+            code,
+            kind=code,
+            rule=rule,
+            what=(
+                "refused request before authentication",
+                "refused requests before authentication",
+            ),
+            who="clients without a valid credential",
+            detail=f"{request.method} {request.url.path[:64]} from {address[:64]}: {message}",
+        )
+
     def session(self, socket: WebSocket, connection: Connection) -> Session:
         """The gate of an authenticated socket."""
         return Session(self, socket, connection)

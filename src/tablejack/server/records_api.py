@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 
 from tablejack.server.access import Who, floor_of, need, refuse
+from tablejack.server.contract import Count, Limit
 from tablejack.server.recall import recall
 
 __all__ = ["router"]
@@ -26,7 +27,7 @@ async def meters(request: Request, who: Who, table: str | None = None) -> list[d
 
 @router.get("/api/tables/{table_id}/rounds")
 async def table_rounds(
-    request: Request, table_id: str, who: Who, limit: int = 20
+    request: Request, table_id: str, who: Who, limit: Limit = 20
 ) -> list[dict[str, Any]]:
     """The table's last rounds, newest first (supervisor)."""
     await need(request, who, "read_rounds")
@@ -52,7 +53,7 @@ async def recall_round(request: Request, round_id: str, who: Who) -> dict[str, A
 
 @router.get("/api/accounts/{account_id}/ledger")
 async def account_ledger(
-    request: Request, account_id: str, who: Who, limit: int = 100
+    request: Request, account_id: str, who: Who, limit: Limit = 100
 ) -> dict[str, Any]:
     """An account's balance and ledger entries (supervisor, cashier, or the player himself)."""
     if not who.may("read_account") and not (who.role == "player" and who.subject == account_id):
@@ -75,7 +76,7 @@ async def account_ledger(
 
 
 @router.get("/api/terminals/{terminal}/rounds")
-async def terminal_rounds(request: Request, terminal: str, who: Who, n: int = 10) -> list[str]:
+async def terminal_rounds(request: Request, terminal: str, who: Who, n: Count = 10) -> list[str]:
     """The last ``n`` rounds in which a terminal acted (supervisor)."""
     await need(request, who, "read_rounds")
     return await floor_of(request).store.rounds_of_terminal(terminal, min(n, 100))
@@ -103,7 +104,7 @@ async def verify_log(request: Request, who: Who) -> dict[str, Any]:
 
 @router.get("/api/audit")
 async def audit(
-    request: Request, who: Who, table: str | None = None, limit: int = 100
+    request: Request, who: Who, table: str | None = None, limit: Limit = 100
 ) -> list[dict[str, Any]]:
     """RefusedError requests and irregularities, newest first (supervisor)."""
     await need(request, who, "read_audit")

@@ -15,10 +15,11 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import PlainTextResponse
-from pydantic import Field, StrictInt
+from pydantic import Field
 
 from tablejack.server.access import Strict, Who, floor_of, need, table_of
 from tablejack.server.auth import Principal
+from tablejack.server.contract import Whole
 from tablejack.server.protocol import PROTOCOL_VERSION
 from tablejack.server.proxy import floor_tables
 from tablejack.server.table import RefusedError
@@ -55,7 +56,7 @@ class InspectionBody(Strict):
 class DecksBody(Strict):
     """New decks registered at the table (633c.5(g)): how many."""
 
-    decks: StrictInt = Field(ge=1, le=8)
+    decks: Whole = Field(ge=1, le=8)
 
 
 class DeckInspectionBody(Strict):

@@ -30,6 +30,7 @@ from pydantic_core import PydanticCustomError
 
 __all__ = [
     "CONTROL_CHARACTERS",
+    "REFUSE_CONTROL_CHARACTERS",
     "TEXT_RULE",
     "SafeText",
     "control_character_refusal",
@@ -73,9 +74,14 @@ def _refuse_control_characters(text: str) -> str:
     return text
 
 
-SafeText = Annotated[str, AfterValidator(_refuse_control_characters)]
+REFUSE_CONTROL_CHARACTERS = AfterValidator(_refuse_control_characters)
+"""The validator of :data:`SafeText`."""
+SafeText = Annotated[str, REFUSE_CONTROL_CHARACTERS]
 """A string without control characters (see the module docstring); length limits and patterns
-are added where the field is declared (``reason: SafeText = Field(max_length=200)``)."""
+are added where the field is declared (``reason: SafeText = Field(max_length=200)``). A text
+that may be null and has a pattern puts the pattern first,
+``Annotated[str, Field(pattern=…), REFUSE_CONTROL_CHARACTERS] | None``, so that the published
+schema keeps it (pydantic leaves out a nullable field's pattern applied after a validator)."""
 
 
 def printable(text: str, limit: int = 200) -> str:

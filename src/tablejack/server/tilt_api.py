@@ -8,13 +8,14 @@ refusal answers 403 or 409 with the rule, is written to the audit log and change
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import FastAPI, HTTPException, Request
 from pydantic import Field
 
 from tablejack.server.access import Strict, Who, floor_of, table_of
 from tablejack.server.auth import Principal
+from tablejack.server.contract import Whole
 from tablejack.server.inventory import card_code, counts_of, load, unload
 from tablejack.server.table import RefusedError, Table
 from tablejack.server.text import SafeText
@@ -28,7 +29,7 @@ class ShoeCount(Strict):
     """A shoe's count: per card code (``counts``), or the codes as read (``cards``, one per
     card separated by spaces, e.g. ``"AS AS 2S …"``), or both (added)."""
 
-    counts: dict[SafeText, int] = Field(default_factory=dict)
+    counts: dict[SafeText, Annotated[Whole, Field(ge=0, le=10_000)]] = Field(default_factory=dict)
     cards: SafeText = Field(default="", max_length=20_000)
 
     def total(self) -> dict[str, int]:

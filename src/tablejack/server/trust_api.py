@@ -25,15 +25,16 @@ import contextlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Request, Response
-from pydantic import Field, StrictInt
+from pydantic import Field
 
 from tablejack.server.access import Strict, Who, floor_of, floor_refusal, need, refuse
 from tablejack.server.auth import DEVICE_COOKIE, SESSION_COOKIE, AuthRefusedError
+from tablejack.server.contract import Limit, Whole
 from tablejack.server.floor import Floor
-from tablejack.server.text import SafeText
+from tablejack.server.text import REFUSE_CONTROL_CHARACTERS, SafeText
 from tablejack.store import StoreError
 from tablejack.store import credentials as creds
 from tablejack.store.checkpoints import Checkpointer
@@ -110,7 +111,7 @@ class SignIn(Strict):
     enrolled terminal)."""
 
     token: SafeText = Field(min_length=1, max_length=128)
-    terminal: SafeText | None = Field(default=None, pattern=NAME)
+    terminal: Annotated[str, Field(pattern=NAME), REFUSE_CONTROL_CHARACTERS] | None = None
     terminal_key: SafeText | None = Field(default=None, min_length=1, max_length=128)
 
 
@@ -126,7 +127,7 @@ class TokenBody(Strict):
 
     role: SafeText = Field(pattern=r"^(player|dealer|supervisor|cashier|operator)$")
     subject: SafeText = Field(pattern=NAME)
-    lifetime_s: StrictInt | None = Field(default=None, ge=60, le=5 * 365 * 86400)
+    lifetime_s: Whole | None = Field(default=None, ge=60, le=5 * 365 * 86400)
     label: SafeText = Field(default="", max_length=64)
 
 
@@ -141,7 +142,7 @@ class CreditBody(Strict):
     """Credit sold at the cage for cash."""
 
     account: SafeText = Field(pattern=r"^[A-Za-z0-9_.@:-]{1,64}$")
-    amount: StrictInt = Field(gt=0, le=10**11)
+    amount: Whole = Field(gt=0, le=10**11)
 
 
 class VoucherBody(Strict):
@@ -370,7 +371,7 @@ async def cash_voucher(request: Request, body: VoucherBody, who: Who) -> dict[st
 
 
 @router.get("/api/checkpoints")
-async def checkpoints(request: Request, who: Who, limit: int = 20) -> dict[str, Any]:
+async def checkpoints(request: Request, who: Who, limit: Limit = 20) -> dict[str, Any]:
     """The newest signed checkpoints (supervisor, operator)."""
     from sqlalchemy import select
 

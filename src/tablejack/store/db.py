@@ -66,6 +66,7 @@ from tablejack.store.streams import ensure_stream, lock_heads
 from tablejack.store.wager_limits import LIMIT_RULE, check_batch
 
 __all__ = [
+    "AUDIT_MESSAGE_MAX",
     "CAGE",
     "CAGE_LOG",
     "GENESIS",
@@ -85,6 +86,10 @@ __all__ = [
     "chain_hash",
     "now_us",
 ]
+
+AUDIT_MESSAGE_MAX = 2000
+"""The most characters an audit row's message keeps (the rest is cut: a refused request's
+input, however large, costs the log at most this much)."""
 
 GENESIS = "0" * 64
 """The previous hash of every chain's first event."""
@@ -1433,12 +1438,12 @@ class Store:
         """Record a refused or notable request."""
         statement = AUDIT.insert().values(
             at_us=now_us(),
-            table_id=table_id,
+            table_id=table_id[:64],
             actor=actor[:64],
             terminal=terminal[:64],
             kind=kind[:32],
             rule=rule[:64],
-            message=message,
+            message=message[:AUDIT_MESSAGE_MAX],
         )
         if self._sync_engine is not None:  # one short write, without thread hand-offs
             async with self._write_lock:
