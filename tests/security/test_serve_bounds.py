@@ -22,9 +22,8 @@ def serve(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *options: str
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``serve`` stopped before it listens: the app's arguments and uvicorn's settings."""
-    import uvicorn
-
     import tablejack.server.app as app_module
+    from tablejack.server import health
 
     built: dict[str, Any] = {}
     settings: dict[str, Any] = {}
@@ -35,7 +34,9 @@ def serve(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(app_module, "create_app", recording)
-    monkeypatch.setattr(uvicorn, "run", lambda application, **given: settings.update(given))
+    monkeypatch.setattr(
+        health, "run_server", lambda application, drain, **given: settings.update(given)
+    )
     result = runner.invoke(
         app, ["serve", "--unsigned", "--db", str(tmp_path / "floor.sqlite"), *options]
     )
