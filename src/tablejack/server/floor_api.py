@@ -22,6 +22,7 @@ from tablejack.server import protections as guard
 from tablejack.server.access import Strict, Who, floor_of, floor_refusal, need, refuse
 from tablejack.server.auth import Principal
 from tablejack.server.floor import Floor
+from tablejack.server.links import interface as links
 from tablejack.server.text import SafeText
 from tablejack.server.tilts import refresh_terminals
 from tablejack.store import meters_report, protections, tips, vouchers
@@ -230,6 +231,7 @@ async def bill_in(request: Request, body: BillIn, who: Who) -> dict[str, Any]:
         movement = await vouchers.bill_in(floor.store, body.amount, actor=who.actor())
     except FloorRefusedError as refusal:
         raise floor_refusal(refusal) from None
+    links.notify(floor, who.terminal or "", "bill_accepted")
     return _booked(floor, movement)
 
 
@@ -244,8 +246,12 @@ async def cash_out(request: Request, body: CashOut, who: Who) -> dict[str, Any]:
     await need(request, who, "cash_out")
     await _signed_in_player(request, who)
     playing = await _cash_out_not_in_play(request, floor, who, body.amount)
+    link = links.link_for(floor, who.terminal or "")
     try:
-        movement = await vouchers.cash_out(floor.store, body.amount, actor=who.actor())
+        if link is None:
+            movement = await vouchers.cash_out(floor.store, body.amount, actor=who.actor())
+        else:  # system validation through the terminal's host (docs/sas.md)
+            movement = await links.cash_out(floor, link, body.amount, actor=who.actor())
     except FloorRefusedError as refusal:
         raise floor_refusal(refusal) from None
     answer = _booked(floor, movement)
@@ -264,8 +270,12 @@ async def voucher_in(request: Request, body: VoucherIn, who: Who) -> dict[str, A
     floor = floor_of(request)
     await need(request, who, "voucher_in")
     await _signed_in_player(request, who)
+    link = links.link_for(floor, who.terminal or "")
     try:
-        movement = await vouchers.redeem_voucher(floor.store, body.code, actor=who.actor())
+        if link is None:
+            movement = await vouchers.redeem_voucher(floor.store, body.code, actor=who.actor())
+        else:  # redeemed through the terminal's host (docs/sas.md)
+            movement = await links.redeem(floor, link, body.code, actor=who.actor())
     except FloorRefusedError as refusal:
         raise floor_refusal(refusal) from None
     return _booked(floor, movement)
@@ -290,6 +300,7 @@ async def hand_pay(request: Request, body: HandPay, who: Who) -> dict[str, Any]:
         )
     except FloorRefusedError as refusal:
         raise floor_refusal(refusal) from None
+    links.notify(floor, body.terminal, "handpay_paid")
     return _booked(floor, movement)
 
 
