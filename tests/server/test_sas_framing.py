@@ -48,7 +48,9 @@ def test_605a5a_crc_of_a_message_with_its_crc_is_zero_and_any_flip_is_caught(dat
 
 
 @given(st.integers(min_value=0, max_value=10**10 - 1), st.integers(min_value=1, max_value=5))
-def test_605a5d_bcd_keeps_the_digits_that_fit_as_sas_meters_roll_over(value: int, size: int) -> None:
+def test_605a5d_bcd_keeps_the_digits_that_fit_as_sas_meters_roll_over(
+    value: int, size: int
+) -> None:
     assert from_bcd(bcd(value, size)) == value % 10 ** (2 * size)
     assert len(bcd(value, size)) == size
 
