@@ -6,6 +6,7 @@ voucher across two terminals, once."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from typing import Any
@@ -344,3 +345,27 @@ def test_605a5a_garbage_on_the_line_does_not_stop_the_link(
         host.drain()
         assert host.long_poll(1, 0x11)[:2] == b"\x01\x11"
     assert set(METER_CODES)  # the table the host reads the answers with
+
+
+def test_605a5d_sas_poll_shows_a_technician_the_meters_and_events(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    from typer.testing import CliRunner
+
+    from tablejack.cli import app
+
+    client = make_client(backend=backend)
+    activity(client, kit)
+    link = start_link(client, ("EWT-2", 9))
+    result = CliRunner().invoke(app, ["sas-poll", endpoint(link), "--address", "9", "--json"])
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.output)
+    floor = floor_meters(client, kit, "EWT-2")
+    assert found["serial"] == "EWT-2"
+    assert found["meters"]["00 coin_in"] == floor["coin_in"]
+    assert found["meters"]["0B bills_in"] == floor["bills_in"] == 12_000
+    assert found["events"] == ["17 power applied"]
+    text = CliRunner().invoke(app, ["sas-poll", endpoint(link), "--address", "9"])
+    assert text.exit_code == 0 and "meter 0E vouchers_out" in text.output
+    silent = CliRunner().invoke(app, ["sas-poll", endpoint(link), "--address", "8"])
+    assert silent.exit_code == 1  # no machine at that address: no answer

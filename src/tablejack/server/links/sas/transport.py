@@ -8,8 +8,9 @@ a data byte ``FF`` arrives doubled (``FF FF``). The gaming machine's own bytes g
 wakeup bit clear (space parity). On a pseudo-terminal, where no parity is carried, no mark
 ever arrives and messages are framed by their lengths, as on TCP.
 
-**TCP.** ``tcp://HOST:PORT``: the server listens and takes one host at a time (a second
-connection is closed while one is served); the bytes are the serial line's without the wakeup
+**TCP.** ``tcp://HOST:PORT``: the server listens and serves one host at a time (a new
+connection takes the line over and the old one is closed: a host that reconnects is not shut
+out by its own half-open socket); the bytes are the serial line's without the wakeup
 bit, framed by their SAS lengths.
 
 Either way a quiet line of :data:`GAP_SECONDS` ends a partial message (dropped), and every
@@ -144,22 +145,21 @@ class _Session:
 
 
 class TcpLine:
-    """A TCP endpoint: listens, serves one host at a time."""
+    """A TCP endpoint: listens, serves one host at a time (the newest)."""
 
     def __init__(self, host: str, port: int, respond: Responder) -> None:
         self.host, self.port, self.respond = host, port, respond
         self.server: asyncio.Server | None = None
-        self.busy = False
+        self.current: asyncio.StreamWriter | None = None
 
     async def start(self) -> None:
         self.server = await asyncio.start_server(self._serve, self.host, self.port)
         self.port = self.server.sockets[0].getsockname()[1]
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self.busy:  # one host per endpoint
-            writer.close()
-            return
-        self.busy = True
+        if self.current is not None:  # one host per endpoint: the newest
+            self.current.close()
+        self.current = writer
         session = _Session(self.respond, writer.write)
         try:
             while data := await reader.read(4096):
@@ -167,11 +167,14 @@ class TcpLine:
         except (ConnectionError, OSError):
             pass
         finally:
-            self.busy = False
+            if self.current is writer:
+                self.current = None
             await session.close()
             writer.close()
 
     async def stop(self) -> None:
+        if self.current is not None:
+            self.current.close()
         if self.server is not None:
             self.server.close()
             with contextlib.suppress(Exception):
