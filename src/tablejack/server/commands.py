@@ -230,7 +230,7 @@ def register(app: typer.Typer) -> None:
             setup = demo_setup
         sas_terminals = _sas_option(sas or [], tables_file)
         if sas_terminals:
-            setup = _with_sas(setup, sas_terminals)
+            setup = _with_sas(setup, sas_terminals, db)
         scheme, ws_scheme = ("https", "wss") if tls is not None else ("http", "ws")
         lease = single = None
         if floor_of_processes:  # one floor, several processes: tables by lease
@@ -694,7 +694,7 @@ def _sas_option(specs: list[str], tables: Path | None) -> list[Any]:
     return [SasTerminal(e.terminal, e.endpoint, e.address) for e in out]
 
 
-def _with_sas(setup: Any, terminals: list[Any]) -> Any:
+def _with_sas(setup: Any, terminals: list[Any], db: str) -> Any:
     """The floor's start-up, then its SAS link (docs/sas.md)."""
 
     async def run(floor: Any) -> None:
@@ -703,7 +703,7 @@ def _with_sas(setup: Any, terminals: list[Any]) -> Any:
 
         if setup is not None:
             await setup(floor)
-        link = SasLink(terminals)
+        link = SasLink(terminals, reader_url=db)
         await link.start(floor)
         attach(floor, link)
 

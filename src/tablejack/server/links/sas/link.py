@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,8 +35,8 @@ from tablejack.server.links.sas.framing import Message, crc16
 from tablejack.server.links.sas.machine import GamingMachine, HostRefusedError
 from tablejack.server.links.sas.transport import SerialLine, TcpLine, parse_endpoint
 from tablejack.server.tilts import refresh_terminals
+from tablejack.store import Store, meters_report
 from tablejack.store import links as store_links
-from tablejack.store import meters_report
 from tablejack.store import protections as store_protections
 from tablejack.store.vouchers import FloorRefusedError, floor_settings, terminals
 
@@ -80,6 +81,46 @@ def parse_spec(spec: str) -> SasTerminal:
     return SasTerminal(terminal.strip(), endpoint.strip(), address)
 
 
+class _MeterReader:
+    """Reads the meters in a thread of its own, with its own event loop and connection to
+    the database: the readings are a sum over the whole ledger, and their Python work would
+    otherwise hold the floor's event loop (its tables, its sockets) for as long."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="sas-meters", daemon=True)
+        self.thread.start()
+        self.store: Store | None = None
+
+    async def _read(self, terminals: list[str]) -> dict[str, dict[str, Any]]:
+        if self.store is None:
+            self.store = await Store.open(self.url, migrate=False, pool_size=1)
+        return await _read_meters(self.store, terminals)
+
+    async def read(self, terminals: list[str]) -> dict[str, dict[str, Any]]:
+        future = asyncio.run_coroutine_threadsafe(self._read(terminals), self.loop)
+        return await asyncio.wrap_future(future)
+
+    async def close(self) -> None:
+        async def end() -> None:
+            if self.store is not None:
+                await self.store.close()
+
+        with contextlib.suppress(Exception):
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(end(), self.loop))
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        await asyncio.to_thread(self.thread.join, 5)
+        self.loop.close()
+
+
+async def _read_meters(store: Store, terminals: list[str]) -> dict[str, dict[str, Any]]:
+    """Every terminal's lifetime meters: the floor's readings and the link's counts."""
+    readings = (await meters_report.readings(store))["terminal"]
+    counts = await store_links.terminal_counts(store)
+    return {t: {**readings.get(t, {}), **counts.get(t, {})} for t in terminals}
+
+
 class _Backend:
     """What one terminal's gaming machine asks of the floor."""
 
@@ -111,8 +152,9 @@ class SasLink(Link):
         *,
         require_link: bool | None = None,
         meter_seconds: float = 1.0,
-        meter_wait: float = 0.010,
+        meter_wait: float = 0.005,
         host_seconds: float = HOST_SECONDS,
+        reader_url: str | None = None,
     ) -> None:
         seen: dict[tuple[str, int], str] = {}
         for entry in terminals:
@@ -127,6 +169,9 @@ class SasLink(Link):
         self.require_link = require_link
         self.meter_seconds = meter_seconds
         self.meter_wait = meter_wait
+        self.reader = None if reader_url is None else _MeterReader(reader_url)
+        """``reader_url``: the database, read for the meters in a thread of their own
+        (``serve``); None: read on the floor's own connection (tests)."""
         self.host_seconds = host_seconds
         self.machines: dict[str, GamingMachine] = {}
         self.lines: list[TcpLine | SerialLine] = []
@@ -160,30 +205,34 @@ class SasLink(Link):
             by_endpoint.setdefault(entry.endpoint, {})[entry.address] = machine
             machine.report("power_applied")
         for endpoint, machines in by_endpoint.items():
-            respond = self._responder(machines)
+            respond, quick = self._responder(machines)
             line: TcpLine | SerialLine
             if fds is not None and endpoint in fds:
-                line = SerialLine(None, respond, fd=fds[endpoint])
+                line = SerialLine(None, respond, quick, fd=fds[endpoint])
             else:
                 kind, where = parse_endpoint(endpoint)
                 if kind == "tcp":
-                    line = TcpLine(where[0], where[1], respond)
+                    line = TcpLine(where[0], where[1], respond, quick)
                 else:
-                    line = SerialLine(where, respond)
+                    line = SerialLine(where, respond, quick)
             await line.start()
             self.lines.append(line)
         await self._load_state()
         loop = asyncio.get_running_loop()
         self._watch = loop.create_task(self._watching())
 
-    def _responder(self, machines: dict[int, GamingMachine]) -> Any:
+    def _responder(self, machines: dict[int, GamingMachine]) -> tuple[Any, Any]:
         async def respond(message: Message) -> bytes | None:
             machine = machines.get(message.address)
             if machine is None:
                 return None  # another machine's message on a shared line
             return await machine.answer(message, time.monotonic())
 
-        return respond
+        def quick(message: Message) -> bytes | None:
+            machine = machines.get(message.address)
+            return None if machine is None else machine.general_poll(time.monotonic())
+
+        return respond, quick
 
     async def stop(self) -> None:
         for task in (self._watch, self._refresh):
@@ -193,6 +242,8 @@ class SasLink(Link):
                     await task
         for line in self.lines:
             await line.stop()
+        if self.reader is not None:
+            await self.reader.close()
 
     def _machine(self, terminal: str) -> GamingMachine:
         machine = self.machines.get(terminal)
@@ -270,11 +321,11 @@ class SasLink(Link):
         """Read every terminal's meters now (the floor's readings and the link's counts)."""
         assert self.floor is not None
         at = time.monotonic()
-        readings = (await meters_report.readings(self.floor.store))["terminal"]
-        counts = await store_links.terminal_counts(self.floor.store)
-        snapshot: dict[str, dict[str, Any]] = {}
-        for terminal in self.machines:
-            snapshot[terminal] = {**readings.get(terminal, {}), **counts.get(terminal, {})}
+        terminals = list(self.machines)
+        if self.reader is not None:
+            snapshot = await self.reader.read(terminals)
+        else:
+            snapshot = await _read_meters(self.floor.store, terminals)
         self.snapshot, self.snapshot_at = snapshot, at
 
     def _credits(self, terminal: str) -> int:

@@ -285,11 +285,10 @@ class GamingMachine:
         """The answer to one of the host's messages for this address (None: none is sent).
         A long poll repeated with the same bytes (the host's retry of an answer it did not
         get) gets the same answer again, its effect not repeated."""
+        if message.command is None:
+            return self.general_poll(now)
         self.last_poll = now
         self.polls += 1
-        if message.command is None:
-            self._last = None
-            return bytes([self.next_exception()])
         if self._last is not None and self._last[0] == message.raw and message.command != 0x21:
             return self._last[1]
         try:
@@ -298,6 +297,13 @@ class GamingMachine:
             reply = None
         self._last = (message.raw, reply)
         return reply
+
+    def general_poll(self, now: float) -> bytes:
+        """The answer to a general poll (no waiting: the transport answers it at once)."""
+        self.last_poll = now
+        self.polls += 1
+        self._last = None
+        return bytes([self.next_exception()])
 
     def _ack(self) -> bytes:
         return bytes([self.address])
@@ -548,8 +554,11 @@ class GamingMachine:
     async def insert_ticket(self, code: str, timeout: float) -> tuple[int, int]:
         """A ticket inserted: the host's decision (exception 67, long polls 70 and 71): the
         transfer code and amount. The caller ends it with :meth:`ticket_done`."""
-        if self.ticket is not None:
-            raise HostRefusedError(0x87, "A ticket is already being redeemed.")
+        deadline = asyncio.get_running_loop().time() + timeout
+        while self.ticket is not None:  # the last ticket's end not yet read by the host
+            if asyncio.get_running_loop().time() > deadline:
+                raise HostRefusedError(0x87, "A ticket is already being redeemed.")
+            await asyncio.sleep(0.02)
         ticket = _Ticket(code, asyncio.get_running_loop().create_future())
         self.ticket = ticket
         self.report("ticket_inserted")

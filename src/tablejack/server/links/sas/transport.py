@@ -34,6 +34,7 @@ __all__ = [
     "BAUD",
     "GAP_SECONDS",
     "MarkDecoder",
+    "QuickResponder",
     "Responder",
     "SerialLine",
     "TcpLine",
@@ -49,6 +50,8 @@ scheduler's and a network's delays)."""
 
 Responder = Callable[[Message], Awaitable[bytes | None]]
 """Answers a host's message (None: no answer)."""
+QuickResponder = Callable[[Message], bytes | None]
+"""Answers a general poll at once (None: no answer)."""
 
 
 def parse_endpoint(endpoint: str) -> tuple[str, Any]:
@@ -112,9 +115,16 @@ class MarkDecoder:
 class _Session:
     """The framing and answering of one host's byte stream."""
 
-    def __init__(self, respond: Responder, write: Callable[[bytes], None]) -> None:
+    def __init__(
+        self,
+        respond: Responder,
+        write: Callable[[bytes], None],
+        quick: QuickResponder | None = None,
+    ) -> None:
         self.framer = Framer()
         self.respond = respond
+        self.quick = quick
+        self.busy = False
         self.write = write
         self.last = float("-inf")
         self.queue: asyncio.Queue[Message | None] = asyncio.Queue()
@@ -126,15 +136,28 @@ class _Session:
             self.framer.gap()
         self.last = now
         for message in self.framer.feed(data, wakeup=wakeup):
+            if (
+                message.command is None
+                and self.quick is not None
+                and not self.busy
+                and self.queue.empty()
+            ):  # a general poll with nothing before it: answered now, in order
+                reply = self.quick(message)
+                if reply:
+                    self.write(reply)
+                continue
             self.queue.put_nowait(message)
 
     async def _answer(self) -> None:
         while (message := await self.queue.get()) is not None:
+            self.busy = True
             try:
                 reply = await self.respond(message)
             except Exception:  # a fault answering one message never ends the link
                 log.exception("SAS: answering %s", message)
                 continue
+            finally:
+                self.busy = False
             if reply:
                 self.write(reply)
 
@@ -147,8 +170,10 @@ class _Session:
 class TcpLine:
     """A TCP endpoint: listens, serves one host at a time (the newest)."""
 
-    def __init__(self, host: str, port: int, respond: Responder) -> None:
-        self.host, self.port, self.respond = host, port, respond
+    def __init__(
+        self, host: str, port: int, respond: Responder, quick: QuickResponder | None = None
+    ) -> None:
+        self.host, self.port, self.respond, self.quick = host, port, respond, quick
         self.server: asyncio.Server | None = None
         self.current: asyncio.StreamWriter | None = None
 
@@ -160,7 +185,7 @@ class TcpLine:
         if self.current is not None:  # one host per endpoint: the newest
             self.current.close()
         self.current = writer
-        session = _Session(self.respond, writer.write)
+        session = _Session(self.respond, writer.write, self.quick)
         try:
             while data := await reader.read(4096):
                 session.received(data)
@@ -185,8 +210,15 @@ class SerialLine:
     """A serial endpoint (a device path opened with pyserial), or an open file descriptor
     (``fd``: the master side of a pseudo-terminal, as tests use)."""
 
-    def __init__(self, path: str | None, respond: Responder, *, fd: int | None = None) -> None:
-        self.path, self.respond, self.fd = path, respond, fd
+    def __init__(
+        self,
+        path: str | None,
+        respond: Responder,
+        quick: QuickResponder | None = None,
+        *,
+        fd: int | None = None,
+    ) -> None:
+        self.path, self.respond, self.quick, self.fd = path, respond, quick, fd
         self.port: Any = None
         self.decoder: MarkDecoder | None = None
         self.session: _Session | None = None
@@ -204,7 +236,7 @@ class SerialLine:
                 self.decoder = MarkDecoder()
         os.set_blocking(self.fd, False)
         fd = self.fd
-        self.session = _Session(self.respond, lambda data: _write_all(fd, data))
+        self.session = _Session(self.respond, lambda data: _write_all(fd, data), self.quick)
         asyncio.get_running_loop().add_reader(fd, self._readable)
 
     def _readable(self) -> None:
