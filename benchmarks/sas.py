@@ -6,7 +6,7 @@ Starts ``tablejack serve`` (a fresh SQLite file) with ``--tables`` automated hyb
 Then, side by side in one run, the time is cut into windows of ``--window`` seconds,
 alternately **off** (no host polls) and **on** (every host sends a general poll every
 ``--poll-ms`` ms — SAS's real-time event rate of 40 ms — and a meter long poll 2F of ten
-meters every second). It reports:
+meters every ``--meter-seconds``, the hosts' meter reads spread over that time). It reports:
 
 * the hosts' answer times (from the poll sent to its answer read, CRC verified), general and
   meter polls, p50/p99/max, against SAS's reply window (:data:`REPLY_WINDOW_MS`);
@@ -61,6 +61,7 @@ class HostJob:
     seconds: float
     window: float
     poll_ms: float
+    meter_seconds: float
 
 
 def run_hosts(job: HostJob) -> dict[str, Any]:
@@ -70,10 +71,10 @@ def run_hosts(job: HostJob) -> dict[str, Any]:
     errors: list[str] = []
     lock = threading.Lock()
 
-    def host(endpoint: str, address: int) -> None:
+    def host(endpoint: str, address: int, offset: float) -> None:
         with SasHost(endpoint, timeout=1.0) as line:
             body = bcd(0, 2) + METERS
-            next_meter = 0.0
+            next_meter = job.begin + offset
             while (now := time.monotonic()) < job.begin + job.seconds:
                 if not on_window(now, job.begin, job.window):
                     time.sleep(0.01)
@@ -85,7 +86,7 @@ def run_hosts(job: HostJob) -> dict[str, Any]:
                     with lock:
                         general.append(took)
                     if now >= next_meter:
-                        next_meter = now + 1.0
+                        next_meter = now + job.meter_seconds
                         sent = time.perf_counter()
                         line.variable(address, 0x2F, body)
                         took = time.perf_counter() - sent
@@ -97,7 +98,11 @@ def run_hosts(job: HostJob) -> dict[str, Any]:
                     line.drain()
                 time.sleep(max(0.0, job.poll_ms / 1000 - (time.monotonic() - now)))
 
-    threads = [threading.Thread(target=host, args=entry) for entry in job.endpoints]
+    spread = job.meter_seconds / max(1, len(job.endpoints))
+    threads = [
+        threading.Thread(target=host, args=(*entry, index * spread))
+        for index, entry in enumerate(job.endpoints)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -172,6 +177,7 @@ async def main() -> None:
     parser.add_argument("--window", type=float, default=10.0)
     parser.add_argument("--warmup", type=float, default=10.0)
     parser.add_argument("--poll-ms", type=float, default=40.0)
+    parser.add_argument("--meter-seconds", type=float, default=1.0)
     parser.add_argument("--bot-processes", type=int, default=2)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -232,7 +238,17 @@ async def main() -> None:
         ]
         with context.Pool(args.bot_processes + 1) as pool:
             hosts = pool.apply_async(
-                run_hosts, (HostJob(endpoints, begin, args.seconds, args.window, args.poll_ms),)
+                run_hosts,
+                (
+                    HostJob(
+                        endpoints,
+                        begin,
+                        args.seconds,
+                        args.window,
+                        args.poll_ms,
+                        args.meter_seconds,
+                    ),
+                ),
             )
             bots = pool.map_async(
                 play,
@@ -256,6 +272,7 @@ async def main() -> None:
         "terminals_per_table": args.terminals,
         "sas_terminals": sas_count,
         "poll_ms": args.poll_ms,
+        "meter_seconds": args.meter_seconds,
         "seconds": args.seconds,
         "window_s": args.window,
         "sas_general_poll": summary(polled["general"]),

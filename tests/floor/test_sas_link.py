@@ -369,3 +369,37 @@ def test_605a5d_sas_poll_shows_a_technician_the_meters_and_events(
     assert text.exit_code == 0 and "meter 0E vouchers_out" in text.output
     silent = CliRunner().invoke(app, ["sas-poll", endpoint(link), "--address", "8"])
     assert silent.exit_code == 1  # no machine at that address: no answer
+
+
+def test_605a5d_meters_read_in_a_process_of_their_own_agree(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    client = make_client(backend=backend)
+    activity(client, kit)
+    link = start_link(client, ("EWT-2", 4), reader_url=backend.server_url)
+    with SasHost(endpoint(link), timeout=30.0) as host:  # the reader process starts first
+        sas = host.meters(4, [0x00, 0x01, 0x0B])
+    floor = floor_meters(client, kit, "EWT-2")
+    assert sas == {0x00: floor["coin_in"], 0x01: floor["coin_out"], 0x0B: 12_000}
+
+
+def test_605a5a_a_bad_sas_option_stops_serve_before_it_starts(tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from tablejack.cli import app
+
+    for bad in ("EWT-1", "EWT-1=ftp://x", "EWT-1=tcp://127.0.0.1:7001,address=128"):
+        result = CliRunner().invoke(
+            app, ["serve", "--db", str(tmp_path / "x.db"), "--unsigned", "--sas", bad]
+        )
+        assert result.exit_code == 2, result.output
+        assert "--sas" in result.output and "did not start" in result.output
+    tables = tmp_path / "tables.toml"
+    tables.write_text(
+        '[[sas]]\nterminal = "EWT-1"\nendpoint = "tcp://127.0.0.1:7001"\n'
+        '[[sas]]\nterminal = "EWT-1"\nendpoint = "tcp://127.0.0.1:7002"\n'
+    )
+    twice = CliRunner().invoke(
+        app, ["serve", "--db", str(tmp_path / "x.db"), "--unsigned", "--tables", str(tables)]
+    )
+    assert twice.exit_code == 2 and "one SAS link" in twice.output

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -47,6 +46,8 @@ log = logging.getLogger("tablejack.sas")
 LINK_DOWN_SECONDS = 5.0
 """SAS: a gaming machine not polled for five seconds has lost its host."""
 HOST_SECONDS = 10.0
+METER_SECONDS = 5.0
+"""The meters' snapshot is read again when a meter long poll finds it older than this."""
 """How long a cash-out or a ticket waits for the host."""
 
 
@@ -82,36 +83,37 @@ def parse_spec(spec: str) -> SasTerminal:
 
 
 class _MeterReader:
-    """Reads the meters in a thread of its own, with its own event loop and connection to
-    the database: the readings are a sum over the whole ledger, and their Python work would
-    otherwise hold the floor's event loop (its tables, its sockets) for as long."""
+    """Reads the meters in a process of its own, with its own connection to the database:
+    the readings are a sum over the whole ledger, and their Python work — in this process,
+    even in a thread — would hold the floor's event loop (its tables, its sockets) for as
+    long."""
 
     def __init__(self, url: str) -> None:
-        self.url = url
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="sas-meters", daemon=True)
-        self.thread.start()
-        self.store: Store | None = None
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
-    async def _read(self, terminals: list[str]) -> dict[str, dict[str, Any]]:
-        if self.store is None:
-            self.store = await Store.open(self.url, migrate=False, pool_size=1)
-        return await _read_meters(self.store, terminals)
+        self.url = url
+        self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
 
     async def read(self, terminals: list[str]) -> dict[str, dict[str, Any]]:
-        future = asyncio.run_coroutine_threadsafe(self._read(terminals), self.loop)
-        return await asyncio.wrap_future(future)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.pool, _read_in_process, self.url, terminals)
 
     async def close(self) -> None:
-        async def end() -> None:
-            if self.store is not None:
-                await self.store.close()
+        await asyncio.to_thread(self.pool.shutdown, True, cancel_futures=True)
 
-        with contextlib.suppress(Exception):
-            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(end(), self.loop))
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        await asyncio.to_thread(self.thread.join, 5)
-        self.loop.close()
+
+def _read_in_process(url: str, terminals: list[str]) -> dict[str, dict[str, Any]]:
+    """The meters, read in the reader's process."""
+
+    async def read() -> dict[str, dict[str, Any]]:
+        store = await Store.open(url, migrate=False, pool_size=1)
+        try:
+            return await _read_meters(store, terminals)
+        finally:
+            await store.close()
+
+    return asyncio.run(read())
 
 
 async def _read_meters(store: Store, terminals: list[str]) -> dict[str, dict[str, Any]]:
@@ -151,7 +153,7 @@ class SasLink(Link):
         terminals: Sequence[SasTerminal],
         *,
         require_link: bool | None = None,
-        meter_seconds: float = 1.0,
+        meter_seconds: float = METER_SECONDS,
         meter_wait: float = 0.005,
         host_seconds: float = HOST_SECONDS,
         reader_url: str | None = None,
@@ -170,7 +172,7 @@ class SasLink(Link):
         self.meter_seconds = meter_seconds
         self.meter_wait = meter_wait
         self.reader = None if reader_url is None else _MeterReader(reader_url)
-        """``reader_url``: the database, read for the meters in a thread of their own
+        """``reader_url``: the database, read for the meters in a process of their own
         (``serve``); None: read on the floor's own connection (tests)."""
         self.host_seconds = host_seconds
         self.machines: dict[str, GamingMachine] = {}
@@ -219,6 +221,8 @@ class SasLink(Link):
             self.lines.append(line)
         await self._load_state()
         loop = asyncio.get_running_loop()
+        if self.reader is not None:  # the reader's process starts now, not at the first poll
+            self._refresh = loop.create_task(self.refresh_meters())
         self._watch = loop.create_task(self._watching())
 
     def _responder(self, machines: dict[int, GamingMachine]) -> tuple[Any, Any]:
