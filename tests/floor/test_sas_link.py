@@ -403,3 +403,53 @@ def test_605a5a_a_bad_sas_option_stops_serve_before_it_starts(tmp_path: Any) -> 
         app, ["serve", "--db", str(tmp_path / "x.db"), "--unsigned", "--tables", str(tables)]
     )
     assert twice.exit_code == 2 and "one SAS link" in twice.output
+
+
+def test_605a5a_host_lost_locks_the_terminal_when_the_floor_requires_the_link(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    client = make_client(backend=backend)
+    kit.terminal_key(client, "EWT-1", "A1")
+    kit.terminal_key(client, "EWT-2", "A1")
+    required = client.put(
+        "/api/floor/settings",
+        json={"key": "sas_link_required", "value": True},
+        headers=kit.auth("operator"),
+    )
+    assert required.is_success, required.text
+    refused = client.put(
+        "/api/floor/settings",
+        json={"key": "sas_link_required", "value": "yes"},
+        headers=kit.auth("operator"),
+    )
+    assert refused.status_code >= 400
+    link = start_link(client, ("EWT-1", 1), link_down_seconds=0.5)
+
+    def codes() -> list[str]:
+        tilts = client.get("/api/floor/tilts", headers=kit.auth("super")).json()
+        return [t["code"] for t in tilts.get("EWT-1", [])]
+
+    assert kit.eventually(lambda: codes() == ["host_link_lost"])
+    assert "EWT-2" not in client.get("/api/floor/tilts", headers=kit.auth("super")).json()
+    with SasHost(endpoint(link)) as host:
+        stop = time.monotonic() + 10
+        while codes() and time.monotonic() < stop:  # polled again: the link's tilt lifted
+            host.general_poll(1)
+            time.sleep(0.1)
+        assert codes() == []
+
+
+def test_605a5a_rom_signature_is_the_releases_with_the_seed(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    from tablejack.server.integrity import build_manifest, canonical_json
+
+    client = make_client(backend=backend)
+    link = start_link(client, ("EWT-1", 1))
+    with SasHost(endpoint(link), timeout=10.0) as host:
+        one = host.long_poll(1, 0x21, b"\x34\x12")
+        two = host.long_poll(1, 0x21, b"\x00\x00")
+    release = canonical_json(build_manifest())
+    assert int.from_bytes(one[2:4], "little") == crc16(release, 0x1234)
+    assert int.from_bytes(two[2:4], "little") == crc16(release, 0)
+    assert one[2:4] != two[2:4]

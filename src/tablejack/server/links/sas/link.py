@@ -157,6 +157,7 @@ class SasLink(Link):
         meter_wait: float = 0.005,
         host_seconds: float = HOST_SECONDS,
         reader_url: str | None = None,
+        link_down_seconds: float = LINK_DOWN_SECONDS,
     ) -> None:
         seen: dict[tuple[str, int], str] = {}
         for entry in terminals:
@@ -171,6 +172,7 @@ class SasLink(Link):
         self.require_link = require_link
         self.meter_seconds = meter_seconds
         self.meter_wait = meter_wait
+        self.link_down_seconds = link_down_seconds
         self.reader = None if reader_url is None else _MeterReader(reader_url)
         """``reader_url``: the database, read for the meters in a process of their own
         (``serve``); None: read on the floor's own connection (tests)."""
@@ -253,7 +255,7 @@ class SasLink(Link):
         machine = self.machines.get(terminal)
         if machine is None:
             raise LinkRefusedError(f"Terminal {terminal} has no SAS link.")
-        if time.monotonic() - machine.last_poll > LINK_DOWN_SECONDS:
+        if time.monotonic() - machine.last_poll > self.link_down_seconds:
             raise LinkRefusedError(f"The SAS host of terminal {terminal} is not polling")
         return machine
 
@@ -459,7 +461,7 @@ class SasLink(Link):
         floor = self.floor
         assert floor is not None
         for terminal, machine in self.machines.items():
-            down = time.monotonic() - machine.last_poll > LINK_DOWN_SECONDS
+            down = time.monotonic() - machine.last_poll > self.link_down_seconds
             if down == self._down.get(terminal, False):
                 continue
             self._down[terminal] = down
@@ -474,7 +476,7 @@ class SasLink(Link):
                     floor.store,
                     terminal,
                     "host_link_lost",
-                    f"no SAS poll for {LINK_DOWN_SECONDS:g} s",
+                    f"no SAS poll for {self.link_down_seconds:g} s",
                     by=by,
                     at_us=floor.now_us(),
                 )
