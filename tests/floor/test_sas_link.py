@@ -159,8 +159,11 @@ class TitoHost:
     validation numbers, keeps the tickets it validated and redeems each once — unless
     ``approve_always`` (a host that would pay a ticket twice)."""
 
-    def __init__(self, where: str, *, approve_always: bool = False) -> None:
+    def __init__(
+        self, where: str, *, approve_always: bool = False, addresses: tuple[int, ...] = (1, 2)
+    ) -> None:
         self.host = SasHost(where, timeout=1.0)
+        self.addresses = addresses
         self.approve_always = approve_always
         self.tickets: dict[str, int] = {}
         self.redeemed: set[str] = set()
@@ -182,7 +185,7 @@ class TitoHost:
 
     def run(self) -> None:
         while not self.stop.is_set():
-            for address in (1, 2):
+            for address in self.addresses:
                 code = self.host.general_poll(address)
                 if code:
                     self.events.append((address, code))
@@ -453,3 +456,19 @@ def test_605a5a_rom_signature_is_the_releases_with_the_seed(
     assert int.from_bytes(one[2:4], "little") == crc16(release, 0x1234)
     assert int.from_bytes(two[2:4], "little") == crc16(release, 0)
     assert one[2:4] != two[2:4]
+
+
+def test_605a5c_a_host_giving_one_validation_number_twice_is_refused(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    client = make_client(backend=backend)
+    link = start_link(client, ("EWT-1", 1))
+    cat = kit.session(client, "cat", "EWT-1", "A1")
+    assert client.post("/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
+    with TitoHost(endpoint(link), addresses=(1,)) as host:
+        first = client.post("/api/floor/cash-out", json={"amount": 1000}, headers=cat)
+        assert first.is_success, first.text
+        host.number -= 1  # the host hands out the same number again
+        second = client.post("/api/floor/cash-out", json={"amount": 1000}, headers=cat)
+        assert second.status_code == 409 and second.json()["detail"]["code"] == "forged"
+    assert kit.balance(client, "cat") == 4000

@@ -377,6 +377,7 @@ async def cash_out(
     try:
         if validation is not None:
             check_system_code(validation[0], validation[1])
+            await _unused(store, validation[0])
         terminal = _at_terminal(actor, "cash out")
         account = actor.subject
         balance = await player_balance(store, account)
@@ -455,6 +456,22 @@ def check_system_code(code: str, system: str) -> None:
         raise FloorRefusedError(
             "forged",
             f"{code[:24]!r} from {system[:32]!r} is not a host's validation code ({VOUCHER_RULE}).",
+            VOUCHER_RULE,
+        )
+
+
+async def _unused(store: Store, code: str) -> None:
+    """Refuse a host's validation code that a voucher already has (a host that gives one
+    number twice): each voucher's code is its own."""
+    async with store.engine.connect() as connection:
+        found = await connection.scalar(
+            select(VOUCHERS.c.id).where(VOUCHERS.c.code_hash == code_hash(code))
+        )
+    if found is not None:
+        raise FloorRefusedError(
+            "forged",
+            f"Validation code …{code[-4:]} is already voucher {voucher_number(int(found))}'s; "
+            f"the host gave it twice ({VOUCHER_RULE}).",
             VOUCHER_RULE,
         )
 
