@@ -472,3 +472,83 @@ def test_605a5c_a_host_giving_one_validation_number_twice_is_refused(
         second = client.post("/api/floor/cash-out", json={"amount": 1000}, headers=cat)
         assert second.status_code == 409 and second.json()["detail"]["code"] == "forged"
     assert kit.balance(client, "cat") == 4000
+
+
+def test_605a5a_serve_demo_with_a_sas_terminal_end_to_end(tmp_path: Any) -> None:
+    """``serve --demo --sas A1-EWT1=tcp://…,address=1``: machine ID and meters (CRC checked,
+    equal to the floor's), a voucher round trip through system validation, and a disable."""
+    import httpx
+
+    from tablejack.server import testing
+
+    port, sas_port = testing.free_port(), testing.free_port()
+    log = tmp_path / "serve.log"
+    server = testing.start_serve(
+        [
+            "--demo",
+            "--unsigned",
+            "--db",
+            str(tmp_path / "demo.db"),
+            "--port",
+            str(port),
+            "--sas",
+            f"A1-EWT1=tcp://127.0.0.1:{sas_port},address=1",
+        ],
+        log,
+    )
+    try:
+        testing.wait_listening(server, port, log)
+        testing.wait_listening(server, sas_port, log)
+        where = f"tcp://127.0.0.1:{sas_port}"
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
+            staff = testing.bearer("demo-supervisor")
+
+            def floor(name: str) -> int:
+                meters = client.get("/api/floor/meters", headers=staff).json()["terminal"]
+                return int(meters.get("A1-EWT1", {}).get("lifetime", {}).get(name, 0))
+
+            def session(player: str) -> dict[str, str]:
+                answer = client.post(
+                    "/api/session",
+                    json={
+                        "token": f"demo-{player}",
+                        "terminal": "A1-EWT1",
+                        "terminal_key": "demo-key-A1-EWT1",
+                    },
+                )
+                assert answer.status_code == 200, answer.text
+                token = str(answer.cookies["tj_session"])
+                client.cookies.clear()
+                return testing.bearer(token)
+
+            with SasHost(where, timeout=10.0) as host:
+                assert host.machine_id(1)["game_id"] == "TJ"
+                assert host.meters(1, [0x0B])[0x0B] == floor("bills_in") == 0
+            cat = session("cat")
+            assert client.post("/api/floor/bill-in", json={"amount": 2000}, headers=cat)
+            with TitoHost(where, addresses=(1,)) as tito:
+                out = client.post("/api/floor/cash-out", json={"amount": 1500}, headers=cat)
+                assert out.status_code == 200, out.text
+                code = out.json()["validation_code"]
+                assert tito.tickets == {code: 1500}
+                dan = session("dan")
+                redeemed = client.post("/api/floor/voucher-in", json={"code": code}, headers=dan)
+                assert redeemed.status_code == 200, redeemed.text
+                assert redeemed.json()["amount"] == 1500
+            with SasHost(where, timeout=10.0) as host:
+                wanted = {0x0B: 2000, 0x0D: 1500, 0x0E: 1500}
+                deadline = time.monotonic() + 30  # the meters' snapshot is at most 5 s old
+                while (seen := host.meters(1, list(wanted))) != wanted:
+                    assert time.monotonic() < deadline, seen
+                    time.sleep(0.5)
+                assert wanted == {
+                    0x0B: floor("bills_in"),
+                    0x0D: floor("vouchers_in"),
+                    0x0E: floor("vouchers_out"),
+                }
+                assert host.long_poll(1, 0x01) == b"\x01"
+            tilts = client.get("/api/floor/tilts", headers=staff).json()
+            assert [t["code"] for t in tilts["A1-EWT1"]] == ["host_disabled"]
+    finally:
+        server.terminate()
+        server.wait(20)

@@ -147,9 +147,10 @@ def test_605a5a_mark_decoder_finds_the_wakeup_bytes(data: bytes) -> None:
 class _Backend:
     def __init__(self) -> None:
         self.enabled: list[bool] = []
+        self.coin_in = 12_345
 
     async def meters(self) -> Mapping[str, Any]:
-        return {"coin_in": 12_345, "coin_out": 10_000, "games_played": 7, "games_won": 3}
+        return {"coin_in": self.coin_in, "coin_out": 10_000, "games_played": 7, "games_won": 3}
 
     async def set_enabled(self, enabled: bool) -> bool:
         self.enabled.append(enabled)
@@ -184,7 +185,7 @@ def test_605a5a_the_machine_answers_garbage_with_nothing_that_breaks_it(garbage:
     asyncio.run(run())
 
 
-def test_605a5a_exceptions_priority_first_and_a_repeated_long_poll_is_not_done_twice() -> None:
+def test_605a5a_exceptions_priority_first_a_retried_disable_done_once_a_meter_read_afresh() -> None:
     async def run() -> None:
         backend = _Backend()
         machine = GamingMachine("T1", 5, backend)
@@ -198,6 +199,11 @@ def test_605a5a_exceptions_priority_first_and_a_repeated_long_poll_is_not_done_t
         assert await machine.answer(disable, 0.0) == b"\x05"
         assert await machine.answer(disable, 0.0) == b"\x05"  # the host's retry
         assert backend.enabled == [False]  # done once
+        coin_in = Message(5, 0x11, bytes([5, 0x11]))
+        assert await machine.answer(coin_in, 0.0) == with_crc(bytes([5, 0x11, 0, 1, 0x23, 0x45]))
+        backend.coin_in = 99
+        assert await machine.answer(coin_in, 0.0) == with_crc(bytes([5, 0x11, 0, 0, 0, 0x99]))
+        backend.coin_in = 12_345
         meters = with_crc(bytes([5, 0x2F, 5, 0, 0, 0x00, 0x05, 0x99]))
         reply = await machine.answer(Message(5, 0x2F, meters), 0.0)
         assert reply is not None and crc16(reply) == 0

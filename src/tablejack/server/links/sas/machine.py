@@ -57,6 +57,11 @@ EXCEPTIONS: dict[str, int] = {
 PRIORITY = frozenset({0x3D, 0x3E, 0x51, 0x52, 0x57, 0x67, 0x68})
 """Priority exceptions: reported before the others, and never lost to an overflow."""
 
+EFFECTS = frozenset({0x01, 0x02, 0x0E, 0x4C, 0x4D, 0x58, 0x71, 0x7F, 0x94})
+"""Long polls that change something (a lock, a validation number, a redemption, a record
+read): a retry with the same bytes is answered again without doing it twice. (``71`` with
+transfer code ``FF`` and ``4D`` with function ``FF`` only read.)"""
+
 QUEUE_SIZE = 32
 """Exceptions kept for the host (SAS asks for at least 20); one more drops the oldest and
 reports 0x70 (exception buffer overflow)."""
@@ -283,19 +288,21 @@ class GamingMachine:
 
     async def answer(self, message: Message, now: float) -> bytes | None:
         """The answer to one of the host's messages for this address (None: none is sent).
-        A long poll repeated with the same bytes (the host's retry of an answer it did not
-        get) gets the same answer again, its effect not repeated."""
+        A long poll with an effect (:data:`EFFECTS`) repeated with the same bytes (the host's
+        retry of an answer it did not get) gets the same answer again, its effect not
+        repeated; a read (a meter, the machine ID …) is answered afresh each time."""
         if message.command is None:
             return self.general_poll(now)
         self.last_poll = now
         self.polls += 1
-        if self._last is not None and self._last[0] == message.raw and message.command != 0x21:
+        if self._last is not None and self._last[0] == message.raw:
             return self._last[1]
         try:
             reply = await self._long_poll(message)
         except (ValueError, IndexError):  # data a long poll cannot have: ignored
             reply = None
-        self._last = (message.raw, reply)
+        effect = message.command in EFFECTS and message.data[:1] != b"\xff"
+        self._last = (message.raw, reply) if effect else None
         return reply
 
     def general_poll(self, now: float) -> bytes:
