@@ -26,7 +26,7 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from tablejack.server.links.sas.framing import Framer, Message
 
@@ -168,34 +168,26 @@ class _Session:
 
 
 class TcpLine:
-    """A TCP endpoint: listens, serves one host at a time (the newest)."""
+    """A TCP endpoint: listens, serves one host at a time (the newest). The bytes are taken
+    in the transport's read callback: a general poll is answered there, nothing awaited."""
 
     def __init__(
         self, host: str, port: int, respond: Responder, quick: QuickResponder | None = None
     ) -> None:
         self.host, self.port, self.respond, self.quick = host, port, respond, quick
         self.server: asyncio.Server | None = None
-        self.current: asyncio.StreamWriter | None = None
+        self.current: asyncio.Transport | None = None
 
     async def start(self) -> None:
-        self.server = await asyncio.start_server(self._serve, self.host, self.port)
+        loop = asyncio.get_running_loop()
+        self.server = await loop.create_server(lambda: _TcpHost(self), self.host, self.port)
         self.port = self.server.sockets[0].getsockname()[1]
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self.current is not None:  # one host per endpoint: the newest
+    def take(self, transport: asyncio.Transport) -> None:
+        """A host connected: it takes the line over (the last one's connection is closed)."""
+        if self.current is not None:
             self.current.close()
-        self.current = writer
-        session = _Session(self.respond, writer.write, self.quick)
-        try:
-            while data := await reader.read(4096):
-                session.received(data)
-        except (ConnectionError, OSError):
-            pass
-        finally:
-            if self.current is writer:
-                self.current = None
-            await session.close()
-            writer.close()
+        self.current = transport
 
     async def stop(self) -> None:
         if self.current is not None:
@@ -204,6 +196,32 @@ class TcpLine:
             self.server.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.server.wait_closed(), 1)
+
+
+class _TcpHost(asyncio.Protocol):
+    """One host's connection to a :class:`TcpLine`."""
+
+    def __init__(self, line: TcpLine) -> None:
+        self.line = line
+        self.transport: asyncio.Transport | None = None
+        self.session: _Session | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        transport = cast(asyncio.Transport, transport)  # (uvloop's is not a subclass)
+        self.transport = transport
+        self.line.take(transport)
+        self.session = _Session(self.line.respond, transport.write, self.line.quick)
+
+    def data_received(self, data: bytes) -> None:
+        if self.session is not None:
+            self.session.received(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.line.current is self.transport:
+            self.line.current = None
+        if self.session is not None:
+            asyncio.get_running_loop().create_task(self.session.close())
+            self.session = None
 
 
 class SerialLine:
