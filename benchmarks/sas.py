@@ -11,7 +11,9 @@ meters every ``--meter-seconds``, the hosts' meter reads spread over that time).
 * the hosts' answer times (from the poll sent to its answer read, CRC verified), general and
   meter polls, p50/p99/max, against SAS's reply window (:data:`REPLY_WINDOW_MS`);
 * the floor's decision-to-update latency p50/p99 of the decisions sent in the *off* windows
-  and in the *on* windows (the same measurement as ``load.py``), and their ratio.
+  and in the *on* windows (the same measurement as ``load.py``), and their ratio;
+* the server process's CPU (percent of one core) in the *off* and the *on* windows: what the
+  link costs the server, apart from what the hosts and bots cost the machine.
 
     PYTHONPATH=src .venv/bin/python benchmarks/sas.py --tables 50 --terminals 20 --seconds 120
     PYTHONPATH=src .venv/bin/python benchmarks/sas.py --tables 6 --terminals 4 --seconds 40
@@ -39,7 +41,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from load import free_port, percentile, prepare, wait_until_up
+from load import cpu_seconds, free_port, percentile, prepare, wait_until_up
 from tablejack.server.botclient import Timings, run_bot
 from tablejack.server.links.sas.framing import bcd
 from tablejack.server.links.sas.poll import SasHost
@@ -258,6 +260,17 @@ async def main() -> None:
                     if group
                 ],
             )
+            cpu: dict[bool, list[float]] = {False: [], True: []}
+            while not hosts.ready():
+                at, used = time.monotonic(), cpu_seconds(server.pid)
+                await asyncio.sleep(0.5)
+                after, used_after = time.monotonic(), cpu_seconds(server.pid)
+                mid = (at + after) / 2
+                same = on_window(at, begin, args.window) == on_window(after, begin, args.window)
+                if begin <= at and after < begin + args.seconds and same:
+                    cpu[on_window(mid, begin, args.window)].append(
+                        (used_after - used) / (after - at)
+                    )
             polled = hosts.get()
             decided = [pair for result in bots.get() for pair in result]
     finally:
@@ -281,6 +294,12 @@ async def main() -> None:
         "reply_window_ms": REPLY_WINDOW_MS,
         "floor_sas_off": off_s,
         "floor_sas_on": on_s,
+        "server_cpu_percent_off": (
+            round(100 * sum(cpu[False]) / len(cpu[False]), 1) if cpu[False] else None
+        ),
+        "server_cpu_percent_on": (
+            round(100 * sum(cpu[True]) / len(cpu[True]), 1) if cpu[True] else None
+        ),
         "floor_p99_on_over_off": (
             round(on_s["p99_ms"] / off_s["p99_ms"], 2) if off and on and off_s["p99_ms"] else None
         ),
