@@ -164,6 +164,8 @@ class TitoHost:
     ) -> None:
         self.host = SasHost(where, timeout=1.0)
         self.addresses = addresses
+        self.override: int | None = None
+        """An amount the host approves any ticket for (a rogue host)."""
         self.approve_always = approve_always
         self.tickets: dict[str, int] = {}
         self.redeemed: set[str] = set()
@@ -211,7 +213,9 @@ class TitoHost:
                 return
             ticket = f"{from_bcd(reply[10:19]):018d}"
             amount = self.tickets.get(ticket)
-            if amount is None:
+            if self.override is not None:
+                transfer, amount = 0x00, self.override
+            elif amount is None:
                 transfer, amount = 0x82, 0  # not in the system
             elif ticket in self.redeemed and not self.approve_always:
                 transfer, amount = 0x84, 0  # already redeemed
@@ -552,3 +556,37 @@ def test_605a5a_serve_demo_with_a_sas_terminal_end_to_end(tmp_path: Any) -> None
     finally:
         server.terminate()
         server.wait(20)
+
+
+def test_605a5c_a_rogue_host_cannot_pay_a_floor_voucher_or_another_amount(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    client = make_client(backend=backend)
+    link = start_link(client, ("EWT-1", 1))
+    cat = kit.session(client, "cat", "EWT-3", "A1")  # EWT-3: no SAS link, the floor's vouchers
+    assert client.post("/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
+    own = client.post("/api/floor/cash-out", json={"amount": 2000}, headers=cat).json()
+    record = client.get(f"/api/floor/vouchers/{own['voucher_number']}", headers=kit.auth("super"))
+    assert record.json()["validated_by"] is None
+    ann = kit.session(client, "ann", "EWT-1", "A1")
+    with TitoHost(endpoint(link), addresses=(1,)) as host:
+        host.override = 2000  # approves whatever is inserted
+        floor_voucher = client.post(
+            "/api/floor/voucher-in", json={"code": own["validation_code"]}, headers=ann
+        )
+        assert floor_voucher.status_code == 409
+        assert floor_voucher.json()["detail"]["code"] == "forged"
+        host.override = None
+        bob = kit.session(client, "bob", "EWT-1", "A1")
+        code = client.post("/api/floor/cash-out", json={"amount": 1000}, headers=bob).json()[
+            "validation_code"
+        ]
+        ann = kit.session(client, "ann", "EWT-1", "A1")
+        host.override = 9000  # approves the host's own ticket for more than it is worth
+        more = client.post("/api/floor/voucher-in", json={"code": code}, headers=ann)
+        assert more.status_code == 409 and more.json()["detail"]["code"] == "forged"
+    assert kit.balance(client, "ann") == kit.credit
+    # the floor's voucher still pays once at a terminal without a host
+    cat = kit.session(client, "cat", "EWT-3", "A1")
+    paid = client.post("/api/floor/voucher-in", json={"code": own["validation_code"]}, headers=cat)
+    assert paid.is_success, paid.text
