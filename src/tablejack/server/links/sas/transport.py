@@ -238,6 +238,7 @@ class SerialLine:
     ) -> None:
         self.path, self.respond, self.quick, self.fd = path, respond, quick, fd
         self.port: Any = None
+        self.stopped = False
         self.decoder: MarkDecoder | None = None
         self.session: _Session | None = None
 
@@ -263,7 +264,10 @@ class SerialLine:
             data = os.read(self.fd, 4096)
         except (BlockingIOError, InterruptedError):
             return
-        except OSError:  # the other side closed (a pseudo-terminal): wait for it again
+        except OSError:  # the other side closed (a pseudo-terminal), a device gone: look again
+            loop = asyncio.get_running_loop()  # in a second, rather than spin on the error
+            loop.remove_reader(self.fd)
+            loop.call_later(1.0, self._watch_again)
             return
         if self.decoder is None:
             self.session.received(data)
@@ -271,7 +275,13 @@ class SerialLine:
         for run, wakeup in self.decoder.feed(data):
             self.session.received(run, wakeup=wakeup)
 
+    def _watch_again(self) -> None:
+        if self.fd is not None and self.session is not None and not self.stopped:
+            with contextlib.suppress(OSError, ValueError):
+                asyncio.get_running_loop().add_reader(self.fd, self._readable)
+
     async def stop(self) -> None:
+        self.stopped = True
         if self.fd is not None:
             with contextlib.suppress(Exception):
                 asyncio.get_running_loop().remove_reader(self.fd)
