@@ -179,7 +179,10 @@ def create_app(
             if listener is not None:
                 listener.close()
             from tablejack.server import protections, tilts
+            from tablejack.server.links.interface import links
 
+            for link in links(floor):  # the SAS lines (docs/sas.md)
+                await link.stop()
             await tilts.drain(floor)  # pending connection_lost checks
             await protections.drain(floor)  # a reload of the guard's cache under way
             if leases is not None:  # the others take this process's tables at once

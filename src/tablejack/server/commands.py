@@ -31,6 +31,7 @@ not imported here: the web framework is imported only when a command runs)."""
 
 def register(app: typer.Typer) -> None:
     """Add ``serve``, ``verify-log`` and ``recall`` to the CLI."""
+    _register_sas(app)
 
     @app.command()
     def serve(
@@ -168,6 +169,13 @@ def register(app: typer.Typer) -> None:
                 "request's address is its peer's (docs/server.md, behind nginx).",
             ),
         ] = "",
+        sas: Annotated[
+            list[str] | None,
+            typer.Option(
+                help="A terminal's SAS link: TERMINAL=ENDPOINT[,address=N], ENDPOINT a serial "
+                "device or tcp://HOST:PORT (repeatable; docs/sas.md)."
+            ),
+        ] = None,
         unsigned: Annotated[
             bool,
             typer.Option(
@@ -283,6 +291,9 @@ def register(app: typer.Typer) -> None:
             known = {c.id for c in configs}
             configs += [c for c in demo_tables() if c.id not in known]
             setup = demo_setup
+        sas_terminals = _sas_option(sas or [], tables_file)
+        if sas_terminals:
+            setup = _with_sas(setup, sas_terminals, db)
         scheme, ws_scheme = ("https", "wss") if tls is not None else ("http", "ws")
         lease = single = None
         if floor_of_processes:  # one floor, several processes: tables by lease
@@ -327,6 +338,8 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"  terminals connect to {ws_scheme}://{host}:{port}/ws")
         if reader_port is not None:
             typer.echo(f"  card readers on TCP port {reader_port}" + (" over TLS" if tls else ""))
+        for entry in sas_terminals:
+            typer.echo(f"  SAS: {entry.terminal} at address {entry.address} on {entry.endpoint}")
         if tls is None and host not in ("127.0.0.1", "localhost", "::1"):
             typer.echo(
                 "  WARNING: plain HTTP on a network address: tokens, wagers and cards travel "
@@ -723,6 +736,80 @@ def _server_settings(tables: Path) -> dict[str, Path]:
         )
         raise typer.Exit(code=2)
     return {key: tables.parent / str(value) for key, value in section.items()}
+
+
+def _register_sas(app: typer.Typer) -> None:
+    @app.command("sas-poll")
+    def sas_poll(
+        endpoint: Annotated[str, typer.Argument(help="tcp://HOST:PORT or a serial device.")],
+        address: Annotated[int, typer.Option(help="The gaming machine's SAS address.")] = 1,
+        timeout: Annotated[float, typer.Option(help="Seconds to wait for an answer.")] = 0.5,
+        as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    ) -> None:
+        """Poll one terminal's SAS link as a host would: its machine ID, meters and the
+        events waiting (docs/sas.md)."""
+        from tablejack.server.links.sas.poll import BadReplyError, describe
+
+        try:
+            found = describe(endpoint, address, timeout=timeout)
+        except (BadReplyError, OSError, ValueError) as error:
+            typer.echo(f"tablejack sas-poll: {error}", err=True)
+            raise typer.Exit(code=1) from None
+        if as_json:
+            typer.echo(json.dumps(found, indent=2))
+            return
+        machine = found["machine"]
+        typer.echo(
+            f"SAS {found['sas_version']} machine {found['serial']} at address {address}: game "
+            f"{machine['game_id']}, paytable {machine['paytable']}, denomination code "
+            f"{machine['denomination_code']:02X}"
+        )
+        for name, value in found["meters"].items():
+            typer.echo(f"  meter {name:<28} {value:>12}")
+        typer.echo("  events: " + (", ".join(found["events"]) or "none"))
+
+
+def _sas_option(specs: list[str], tables: Path | None) -> list[Any]:
+    """``--sas`` values and the tables file's ``[[sas]]`` entries (``terminal``,
+    ``endpoint``, ``address``); a bad one stops the server before it starts."""
+    import tomllib
+
+    from tablejack.server.links.sas.link import SasTerminal, parse_spec
+
+    try:
+        out = [parse_spec(spec) for spec in specs]
+        if tables is not None:
+            with tables.open("rb") as handle:
+                for entry in tomllib.load(handle).get("sas", []):
+                    out.append(
+                        parse_spec(
+                            f"{entry['terminal']}={entry['endpoint']},"
+                            f"address={int(entry.get('address', 1))}"
+                        )
+                    )
+        known = {entry.terminal for entry in out}
+        if len(known) != len(out):
+            raise ValueError("a terminal has one SAS link")
+    except (ValueError, KeyError, TypeError) as error:
+        typer.echo(f"tablejack serve: --sas: {error}. The server did not start.", err=True)
+        raise typer.Exit(code=2) from None
+    return [SasTerminal(e.terminal, e.endpoint, e.address) for e in out]
+
+
+def _with_sas(setup: Any, terminals: list[Any], db: str) -> Any:
+    """The floor's start-up, then its SAS link (docs/sas.md)."""
+
+    async def run(floor: Any) -> None:
+        from tablejack.server.links.interface import attach
+        from tablejack.server.links.sas.link import SasLink
+
+        if setup is not None:
+            await setup(floor)
+        link = SasLink(terminals, reader_url=db)
+        await link.start(floor)
+        attach(floor, link)
+
+    return run
 
 
 def _time(us: int) -> str:

@@ -23,6 +23,7 @@ from tablejack.server.access import Strict, Who, floor_of, floor_refusal, need, 
 from tablejack.server.auth import Principal
 from tablejack.server.contract import AMOUNT_MAX, SECONDS_MAX, Count, Limit, Whole
 from tablejack.server.floor import Floor
+from tablejack.server.links import interface as links
 from tablejack.server.text import SafeText
 from tablejack.server.tilts import refresh_terminals
 from tablejack.store import meters_report, protections, tips, vouchers
@@ -237,6 +238,7 @@ async def bill_in(request: Request, body: BillIn, who: Who) -> dict[str, Any]:
         movement = await vouchers.bill_in(floor.store, body.amount, actor=who.actor())
     except FloorRefusedError as refusal:
         raise floor_refusal(refusal) from None
+    links.notify(floor, who.terminal or "", "bill_accepted")
     return _booked(floor, movement)
 
 
@@ -251,8 +253,12 @@ async def cash_out(request: Request, body: CashOut, who: Who) -> dict[str, Any]:
     await need(request, who, "cash_out")
     await _signed_in_player(request, who)
     playing = await _cash_out_not_in_play(request, floor, who, body.amount)
+    link = links.link_for(floor, who.terminal or "")
     try:
-        movement = await vouchers.cash_out(floor.store, body.amount, actor=who.actor())
+        if link is None:
+            movement = await vouchers.cash_out(floor.store, body.amount, actor=who.actor())
+        else:  # system validation through the terminal's host (docs/sas.md)
+            movement = await links.cash_out(floor, link, body.amount, actor=who.actor())
     except FloorRefusedError as refusal:
         raise floor_refusal(refusal) from None
     answer = _booked(floor, movement)
@@ -271,8 +277,12 @@ async def voucher_in(request: Request, body: VoucherIn, who: Who) -> dict[str, A
     floor = floor_of(request)
     await need(request, who, "voucher_in")
     await _signed_in_player(request, who)
+    link = links.link_for(floor, who.terminal or "")
     try:
-        movement = await vouchers.redeem_voucher(floor.store, body.code, actor=who.actor())
+        if link is None:
+            movement = await vouchers.redeem_voucher(floor.store, body.code, actor=who.actor())
+        else:  # redeemed through the terminal's host (docs/sas.md)
+            movement = await links.redeem(floor, link, body.code, actor=who.actor())
     except FloorRefusedError as refusal:
         raise floor_refusal(refusal) from None
     return _booked(floor, movement)
@@ -297,6 +307,7 @@ async def hand_pay(request: Request, body: HandPay, who: Who) -> dict[str, Any]:
         )
     except FloorRefusedError as refusal:
         raise floor_refusal(refusal) from None
+    links.notify(floor, body.terminal, "handpay_paid")
     return _booked(floor, movement)
 
 

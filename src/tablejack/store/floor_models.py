@@ -49,6 +49,9 @@ class Voucher(Base):
     redeemed_us: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     redeemed_account: Mapped[str | None] = mapped_column(String(64), nullable=True)
     redeemed_terminal: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    validated_by: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    """The system that validated the voucher: None the floor's own validation codes, or a
+    host's (``sas:<system ID>``, system validation over the SAS link)."""
 
 
 class TerminalRow(Base):

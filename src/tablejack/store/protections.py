@@ -58,6 +58,8 @@ TILT_CODES = (
     "card_inventory",
     "storage_error",
     "other",
+    "host_disabled",
+    "host_link_lost",
 )
 """Why a terminal is locked."""
 CLEAR_CODES = ("fault_repaired", "checked_no_fault", "replaced", "other")

@@ -44,6 +44,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "tilt_on_connection_loss": "mid_round",
     "token_lifetimes": {},
     "session_lifetime_s": 12 * 3600,
+    "sas_link_required": False,
 }
 """The operator's floor settings and their defaults: the largest voucher a terminal issues
 ($10,000.00), the largest hand pay an attendant makes without a supervisor ($1,200.00), the
@@ -53,7 +54,9 @@ whether players may tip the dealer and the largest tip ($100.00) (:mod:`tablejac
 when a terminal that loses its connection while its player has an unsettled wager is locked
 (``tilt_on_connection_loss``: ``mid_round``, ``always`` or ``off``; :mod:`tablejack.server.tilts`);
 how long the credentials of a role live (``token_lifetimes``: role → seconds, over
-:data:`tablejack.store.credentials.DEFAULT_LIFETIMES`) and a session (``session_lifetime_s``)."""
+:data:`tablejack.store.credentials.DEFAULT_LIFETIMES`) and a session (``session_lifetime_s``);
+whether a terminal with a SAS link is locked while its host does not poll it
+(``sas_link_required``; docs/sas.md)."""
 
 
 class FloorRefusedError(StoreError):
@@ -82,6 +85,8 @@ def valid_setting(key: str, value: Any) -> bool:
     if key == "tilt_on_connection_loss":  # PA 605a: lock a terminal lost mid-round
         return value in ("mid_round", "always", "off")
     if key == "tips_enabled":
+        return isinstance(value, bool)
+    if key == "sas_link_required":  # PA 605a.5(a): the central system's link
         return isinstance(value, bool)
     if key in ("voucher_limit", "handpay_limit", "tip_maximum"):
         return isinstance(value, int) and not isinstance(value, bool) and value > 0

@@ -68,6 +68,7 @@ __all__ = [
     "bill_in",
     "cash_out",
     "check_code",
+    "check_system_code",
     "check_terminal_id",
     "floor_settings",
     "hand_pay",
@@ -361,12 +362,23 @@ async def bill_in(store: Store, amount: int, *, actor: Actor) -> Movement:
     return Movement(record, (transfer,), await player_balance(store, account))
 
 
-async def cash_out(store: Store, amount: int | None = None, *, actor: Actor) -> Movement:
+async def cash_out(
+    store: Store,
+    amount: int | None = None,
+    *,
+    actor: Actor,
+    validation: tuple[str, str] | None = None,
+) -> Movement:
     """Cash out (§ 605a.2(d), 605a.5(c)) at the terminal the player is signed in at: debit his
     game account (all of it when ``amount`` is None) and issue a voucher with a number and a
     validation code. Above the voucher limit the terminal issues no voucher: an attendant pays
-    by hand (:func:`hand_pay`)."""
+    by hand (:func:`hand_pay`). ``validation``: the code a host gave the voucher and the
+    system that gave it (system validation, :func:`check_system_code`); the voucher row names
+    the system."""
     try:
+        if validation is not None:
+            check_system_code(validation[0], validation[1])
+            await _unused(store, validation[0])
         terminal = _at_terminal(actor, "cash out")
         account = actor.subject
         balance = await player_balance(store, account)
@@ -393,7 +405,7 @@ async def cash_out(store: Store, amount: int | None = None, *, actor: Actor) -> 
     except FloorRefusedError as refusal:
         raise await _refuse(store, refusal, actor=actor) from None
     await _ensure(store)
-    code = make_validation_code()
+    code = make_validation_code() if validation is None else validation[0]
     at = now_us()
 
     async def issue(connection: AsyncConnection) -> Mapping[str, Any]:
@@ -406,6 +418,7 @@ async def cash_out(store: Store, amount: int | None = None, *, actor: Actor) -> 
                 account=account,
                 terminal=terminal,
                 issued_us=at,
+                validated_by=None if validation is None else validation[1],
             )
             .returning(VOUCHERS.c.id)
         )
@@ -419,6 +432,8 @@ async def cash_out(store: Store, amount: int | None = None, *, actor: Actor) -> 
         "validation_code": f"…{code[-4:]}",
         "code_sha256": code_hash(code),
     }
+    if validation is not None:
+        payload["validated_by"] = validation[1]
     # the voucher number is known only inside the transaction: the transfer's memo carries the
     # validation code's hash, which names the voucher row as surely
     transfer = Transfer(account, VOUCHERS_ACCOUNT, wanted, "voucher_out", memo=code_hash(code))
@@ -435,10 +450,42 @@ async def cash_out(store: Store, amount: int | None = None, *, actor: Actor) -> 
     )
 
 
-async def _find_voucher(store: Store, code: str) -> Mapping[str, Any]:
-    """The issued voucher of a validation code, or the refusal (forged, already paid)."""
+def check_system_code(code: str, system: str) -> None:
+    """A validation code a host gave (system validation): 18 digits, and the system named
+    (1-32 characters); the refusal otherwise."""
+    if not (len(code) == 18 and code.isdigit() and 0 < len(system) <= 32):
+        raise FloorRefusedError(
+            "forged",
+            f"{code[:24]!r} from {system[:32]!r} is not a host's validation code ({VOUCHER_RULE}).",
+            VOUCHER_RULE,
+        )
+
+
+async def _unused(store: Store, code: str) -> None:
+    """Refuse a host's validation code that a voucher already has (a host that gives one
+    number twice): each voucher's code is its own."""
+    async with store.engine.connect() as connection:
+        found = await connection.scalar(
+            select(VOUCHERS.c.id).where(VOUCHERS.c.code_hash == code_hash(code))
+        )
+    if found is not None:
+        raise FloorRefusedError(
+            "forged",
+            f"Validation code …{code[-4:]} is already voucher {voucher_number(int(found))}'s; "
+            f"the host gave it twice ({VOUCHER_RULE}).",
+            VOUCHER_RULE,
+        )
+
+
+async def _find_voucher(
+    store: Store, code: str, system: str | None = None, amount: int | None = None
+) -> Mapping[str, Any]:
+    """The issued voucher of a validation code, or the refusal (forged, already paid). With
+    ``system``: a voucher that system validated, of ``amount`` (a host's redemption)."""
     clean = _normalise(code)
-    if not check_code(clean):
+    if system is not None:
+        check_system_code(clean, system)
+    elif not check_code(clean):
         raise FloorRefusedError(
             "forged",
             f"Validation code {code[:24]!r} is not a valid voucher code ({VOUCHER_RULE}).",
@@ -458,6 +505,13 @@ async def _find_voucher(store: Store, code: str) -> Mapping[str, Any]:
         raise FloorRefusedError(
             "forged",
             f"No voucher has validation code …{clean[-4:]} ({VOUCHER_RULE}).",
+            VOUCHER_RULE,
+        )
+    if system is not None and (row["validated_by"] != system or row["amount"] != amount):
+        raise FloorRefusedError(
+            "forged",
+            f"Voucher {voucher_number(row['id'])} is not one {system[:32]} validated for "
+            f"{amount} cents ({VOUCHER_RULE}).",
             VOUCHER_RULE,
         )
     if row["status"] != "issued":
@@ -497,16 +551,26 @@ def _take(row: Mapping[str, Any], account: str, where: str, at: int) -> Any:
     return take
 
 
-async def redeem_voucher(store: Store, code: str, *, actor: Actor) -> Movement:
+async def redeem_voucher(
+    store: Store,
+    code: str,
+    *,
+    actor: Actor,
+    system: str | None = None,
+    amount: int | None = None,
+) -> Movement:
     """Voucher in (§ 605a.5(c)) at the terminal the player is signed in at: credit his game
     account with the voucher's amount, once. A forged code and a voucher already redeemed are
-    refused and audited."""
+    refused and audited. ``system`` and ``amount``: the host that validated the voucher
+    redeems it (system validation): only a voucher that system validated, of that amount."""
     try:
         terminal = _at_terminal(actor, "redeem a voucher")
         await player_balance(store, actor.subject)
     except FloorRefusedError as refusal:
         raise await _refuse(store, refusal, actor=actor) from None
-    return await _redeem(store, code, actor, "voucher_in", actor.subject, terminal)
+    return await _redeem(
+        store, code, actor, "voucher_in", actor.subject, terminal, system=system, amount=amount
+    )
 
 
 async def pay_voucher(store: Store, code: str, *, actor: Actor) -> Movement:
@@ -524,13 +588,21 @@ async def pay_voucher(store: Store, code: str, *, actor: Actor) -> Movement:
 
 
 async def _redeem(
-    store: Store, code: str, actor: Actor, kind: str, account: str, where: str
+    store: Store,
+    code: str,
+    actor: Actor,
+    kind: str,
+    account: str,
+    where: str,
+    *,
+    system: str | None = None,
+    amount: int | None = None,
 ) -> Movement:
     """The voucher of ``code`` paid once to ``account`` (a player's at terminal ``where``, or
     the cage): the row's conditional update, the event on ``where``'s log and the posting in
     one transaction."""
     try:
-        row = await _find_voucher(store, code)
+        row = await _find_voucher(store, code, system, amount)
     except FloorRefusedError as refusal:
         raise await _refuse(store, refusal, actor=actor) from None
     await _ensure(store)
@@ -544,6 +616,8 @@ async def _redeem(
         "voucher": number,
         "issued_at": row["terminal"],
     }
+    if system is not None:
+        payload["validated_by"] = system
     if where != CAGE:
         payload["terminal"] = where
     record, _ = await _commit(

@@ -1,0 +1,178 @@
+"""The link between the floor and a casino management system: one interface for every
+protocol (SAS today, :mod:`tablejack.server.links.sas`; GSA's G2S could sit beside it), so the
+table and the ledger never know which protocol a terminal speaks.
+
+The floor asks a terminal's link three things: a validation number for a cash-out (system
+validation), the host's decision on a voucher inserted, and nothing else — every other duty
+(meters, significant events, enable and disable) the link does by reading the store and the
+floor and by the lock-out of :mod:`tablejack.store.protections`. Money moves only through the
+store's vouchers module (and so its money policy): the host decides, the ledger pays once.
+
+A terminal without a link cashes out and redeems with the floor's own vouchers, as before.
+"""
+
+from __future__ import annotations
+
+import weakref
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from tablejack.server.floor import Floor
+from tablejack.store import vouchers
+from tablejack.store.policy import Actor
+from tablejack.store.vouchers import FloorRefusedError, Movement
+
+__all__ = [
+    "HOST_RULE",
+    "Decision",
+    "Link",
+    "LinkRefusedError",
+    "attach",
+    "cash_out",
+    "link_for",
+    "links",
+    "notify",
+    "redeem",
+]
+
+HOST_RULE = "PA 605a.5(a)"
+"""The clause that has an EWT talk to the central system (docs/sas.md)."""
+
+
+class LinkRefusedError(Exception):
+    """The host refused, or could not be asked (the link is down, it did not answer)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The host's decision on a voucher inserted: redeem ``amount`` cents, validated by
+    ``system``."""
+
+    amount: int
+    system: str
+
+
+class Link(ABC):
+    """A protocol's link for some terminals of the floor."""
+
+    @abstractmethod
+    def serves(self, terminal: str) -> bool:
+        """Does this link carry ``terminal``?"""
+
+    @abstractmethod
+    async def start(self, floor: Floor) -> None:
+        """Open the endpoints and start the link's duties."""
+
+    @abstractmethod
+    async def stop(self) -> None:
+        """Close everything."""
+
+    @abstractmethod
+    async def validate_cashout(self, terminal: str, amount: int) -> tuple[str, str]:
+        """The validation code the host gives a cash-out of ``amount`` cents and the system
+        that gave it (LinkRefusedError: none)."""
+
+    @abstractmethod
+    def ticket_printed(self, terminal: str, code: str, amount: int, number: str) -> None:
+        """The voucher of a validated cash-out was printed."""
+
+    @abstractmethod
+    async def ticket_inserted(self, terminal: str, code: str) -> Decision:
+        """The host's decision on a voucher inserted (LinkRefusedError: refused)."""
+
+    @abstractmethod
+    def ticket_finished(self, terminal: str, amount: int | None) -> None:
+        """The voucher inserted was redeemed for ``amount`` (None: the floor refused it)."""
+
+    @abstractmethod
+    def event(self, terminal: str, name: str, amount: int = 0) -> None:
+        """A significant event at ``terminal`` (``bill_accepted``, ``handpay_pending``,
+        ``handpay_paid``, ...)."""
+
+
+_LINKS: weakref.WeakKeyDictionary[Floor, list[Link]] = weakref.WeakKeyDictionary()
+
+
+def attach(floor: Floor, link: Link) -> None:
+    """The floor's terminals that ``link`` serves go through it."""
+    _LINKS.setdefault(floor, []).append(link)
+
+
+def links(floor: Floor) -> list[Link]:
+    """The floor's links."""
+    return list(_LINKS.get(floor, []))
+
+
+def link_for(floor: Floor, terminal: str) -> Link | None:
+    """The link of ``terminal`` (None: the floor's own vouchers)."""
+    return next((link for link in _LINKS.get(floor, []) if link.serves(terminal)), None)
+
+
+def notify(floor: Floor, terminal: str, name: str, amount: int = 0) -> None:
+    """Tell ``terminal``'s link (if any) of a significant event."""
+    link = link_for(floor, terminal)
+    if link is not None:
+        link.event(terminal, name, amount)
+
+
+def _host_refusal(error: LinkRefusedError) -> FloorRefusedError:
+    return FloorRefusedError("host", f"{error} ({HOST_RULE}, system validation).", HOST_RULE)
+
+
+async def cash_out(floor: Floor, link: Link, amount: int | None, *, actor: Actor) -> Movement:
+    """A cash-out at a terminal with a link: the host gives the validation number (system
+    validation) and the voucher is printed with it; above the voucher limit the host is told
+    of a handpay pending. The store's checks run first (nothing is asked of the host for a
+    cash-out the floor would refuse) and again when the voucher is written."""
+    terminal = actor.terminal or ""
+    wanted = amount
+    if wanted is None:
+        wanted = await vouchers.player_balance(floor.store, actor.subject)
+    limit = int((await vouchers.floor_settings(floor.store))["voucher_limit"])
+    if 0 < wanted <= await vouchers.player_balance(floor.store, actor.subject):
+        if wanted > limit:
+            link.event(terminal, "handpay_pending", wanted)
+        else:
+            try:
+                code, system = await link.validate_cashout(terminal, wanted)
+            except LinkRefusedError as error:
+                refusal = _host_refusal(error)
+                await floor.store.audit(
+                    refusal.code,
+                    refusal.message,
+                    actor=actor.subject,
+                    terminal=terminal,
+                    rule=refusal.rule,
+                )
+                raise refusal from None
+            movement = await vouchers.cash_out(
+                floor.store, wanted, actor=actor, validation=(code, system)
+            )
+            link.ticket_printed(terminal, code, wanted, movement.voucher_number or "0")
+            return movement
+    return await vouchers.cash_out(floor.store, amount, actor=actor)  # the store refuses it
+
+
+async def redeem(floor: Floor, link: Link, code: str, *, actor: Actor) -> Movement:
+    """A voucher inserted at a terminal with a link is redeemed through the host: the host's
+    decision, then the store's one conditional redemption of a voucher that host validated,
+    of the host's amount; the host is told the end either way."""
+    terminal = actor.terminal or ""
+    clean = "".join(ch for ch in code if ch.isdigit())
+    try:
+        decision = await link.ticket_inserted(terminal, clean)
+    except LinkRefusedError as error:
+        refusal = _host_refusal(error)
+        await floor.store.audit(
+            refusal.code, refusal.message, actor=actor.subject, terminal=terminal, rule=refusal.rule
+        )
+        raise refusal from None
+    try:
+        movement = await vouchers.redeem_voucher(
+            floor.store, clean, actor=actor, system=decision.system, amount=decision.amount
+        )
+    except FloorRefusedError:
+        link.ticket_finished(terminal, None)
+        raise
+    link.ticket_finished(terminal, decision.amount)
+    return movement

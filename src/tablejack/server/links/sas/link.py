@@ -1,0 +1,488 @@
+"""The SAS link of the floor: a gaming machine per configured terminal
+(:class:`~tablejack.server.links.sas.machine.GamingMachine`), on its endpoint, with the
+floor's duties behind it:
+
+* **meters** — the terminal's lifetime readings of :func:`tablejack.store.meters_report.readings`
+  (the same the floor's ``/api/floor/meters`` shows as ``lifetime``) and the counts of
+  :func:`tablejack.store.links.terminal_counts`; one snapshot for every machine, read at most
+  every :attr:`SasLink.meter_seconds` in the background, so a meter long poll is answered
+  without waiting for the database;
+* **enable and disable** — long polls 01 and 02 lock the terminal with the ``host_disabled``
+  tilt, and lift only that tilt (:func:`tablejack.store.links.clear_link_lock`);
+* **events** — tilts (door open and closed, any other tilt), games started and ended at the
+  terminal's table, bills accepted, handpays pending and reset, tickets printed and inserted,
+  power applied at start;
+* **link down** — a machine not polled for :data:`LINK_DOWN_SECONDS` has lost its host: with
+  the floor setting ``sas_link_required`` (or ``require_link``) the terminal is locked
+  (``host_link_lost``) until the host polls again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tablejack.server import protections as guard
+from tablejack.server.floor import Floor
+from tablejack.server.links.interface import Decision, Link, LinkRefusedError
+from tablejack.server.links.sas.framing import Message, crc16
+from tablejack.server.links.sas.machine import GamingMachine, HostRefusedError
+from tablejack.server.links.sas.transport import SerialLine, TcpLine, parse_endpoint
+from tablejack.server.tilts import refresh_terminals
+from tablejack.store import Store, meters_report
+from tablejack.store import links as store_links
+from tablejack.store import protections as store_protections
+from tablejack.store.vouchers import FloorRefusedError, floor_settings, terminals
+
+__all__ = ["LINK_DOWN_SECONDS", "SasLink", "SasTerminal", "parse_spec"]
+
+log = logging.getLogger("tablejack.sas")
+
+LINK_DOWN_SECONDS = 5.0
+"""SAS: a gaming machine not polled for five seconds has lost its host."""
+HOST_SECONDS = 10.0
+METER_SECONDS = 5.0
+"""The meters' snapshot is read again when a meter long poll finds it older than this."""
+"""How long a cash-out or a ticket waits for the host."""
+
+
+@dataclass(frozen=True, slots=True)
+class SasTerminal:
+    """``--sas TERMINAL=ENDPOINT[,address=N]``."""
+
+    terminal: str
+    endpoint: str
+    address: int = 1
+
+
+def parse_spec(spec: str) -> SasTerminal:
+    """A ``--sas`` value.
+
+    >>> parse_spec("A1-EWT1=tcp://127.0.0.1:7001,address=3")
+    SasTerminal(terminal='A1-EWT1', endpoint='tcp://127.0.0.1:7001', address=3)
+    """
+    terminal, sep, rest = spec.partition("=")
+    endpoint, *options = rest.split(",")
+    address = 1
+    for option in options:
+        key, _, value = option.partition("=")
+        if key.strip() != "address" or not value.strip().isdigit():
+            raise ValueError(f"a --sas option is address=N, not {option!r}")
+        address = int(value)
+    if not sep or not terminal.strip():
+        raise ValueError(f"--sas is TERMINAL=ENDPOINT[,address=N], not {spec!r}")
+    if not 1 <= address <= 127:
+        raise ValueError(f"a SAS address is 1 to 127, not {address}")
+    parse_endpoint(endpoint.strip())
+    return SasTerminal(terminal.strip(), endpoint.strip(), address)
+
+
+class _MeterReader:
+    """Reads the meters in a process of its own, with its own connection to the database:
+    the readings are a sum over the whole ledger, and their Python work — in this process,
+    even in a thread — would hold the floor's event loop (its tables, its sockets) for as
+    long."""
+
+    def __init__(self, url: str) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.url = url
+        self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+
+    async def read(self, terminals: list[str]) -> dict[str, dict[str, Any]]:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.pool, _read_in_process, self.url, terminals)
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self.pool.shutdown, True, cancel_futures=True)
+
+
+def _read_in_process(url: str, terminals: list[str]) -> dict[str, dict[str, Any]]:
+    """The meters, read in the reader's process."""
+
+    async def read() -> dict[str, dict[str, Any]]:
+        store = await Store.open(url, migrate=False, pool_size=1)
+        try:
+            return await _read_meters(store, terminals)
+        finally:
+            await store.close()
+
+    return asyncio.run(read())
+
+
+async def _read_meters(store: Store, terminals: list[str]) -> dict[str, dict[str, Any]]:
+    """Every terminal's lifetime meters: the floor's readings and the link's counts."""
+    readings = (await meters_report.readings(store))["terminal"]
+    counts = await store_links.terminal_counts(store)
+    return {t: {**readings.get(t, {}), **counts.get(t, {})} for t in terminals}
+
+
+class _Backend:
+    """What one terminal's gaming machine asks of the floor."""
+
+    def __init__(self, link: SasLink, terminal: str) -> None:
+        self.link, self.terminal = link, terminal
+
+    async def meters(self) -> Mapping[str, Any]:
+        return await self.link.meters(self.terminal)
+
+    async def set_enabled(self, enabled: bool) -> bool:
+        return await self.link.set_enabled(self.terminal, enabled)
+
+    async def rom_signature(self, seed: int) -> int:
+        return await self.link.rom_signature(seed)
+
+    async def reset_handpay(self) -> int:
+        return 0x01  # the floor resets a handpay when the cage pays it (docs/sas.md)
+
+    def now_us(self) -> int:
+        return self.link.floor_now_us()
+
+
+class SasLink(Link):
+    """The SAS gaming machines of the floor's configured terminals."""
+
+    def __init__(
+        self,
+        terminals: Sequence[SasTerminal],
+        *,
+        require_link: bool | None = None,
+        meter_seconds: float = METER_SECONDS,
+        meter_wait: float = 0.005,
+        host_seconds: float = HOST_SECONDS,
+        reader_url: str | None = None,
+        link_down_seconds: float = LINK_DOWN_SECONDS,
+    ) -> None:
+        seen: dict[tuple[str, int], str] = {}
+        for entry in terminals:
+            key = (entry.endpoint, entry.address)
+            if key in seen:
+                raise ValueError(
+                    f"{entry.terminal} and {seen[key]} share address {entry.address} on "
+                    f"{entry.endpoint}"
+                )
+            seen[key] = entry.terminal
+        self.config = list(terminals)
+        self.require_link = require_link
+        self.meter_seconds = meter_seconds
+        self.meter_wait = meter_wait
+        self.link_down_seconds = link_down_seconds
+        self.reader = None if reader_url is None else _MeterReader(reader_url)
+        """``reader_url``: the database, read for the meters in a process of their own
+        (``serve``); None: read on the floor's own connection (tests)."""
+        self.host_seconds = host_seconds
+        self.machines: dict[str, GamingMachine] = {}
+        self.lines: list[TcpLine | SerialLine] = []
+        self.floor: Floor | None = None
+        self.snapshot: dict[str, dict[str, Any]] | None = None
+        self.snapshot_at = float("-inf")
+        self._refresh: asyncio.Task[None] | None = None
+        self._watch: asyncio.Task[None] | None = None
+        self._down: dict[str, bool] = {}
+        self._games: dict[str, str | None] = {}
+        self._locks: dict[str, set[str]] = {}
+        self._tables: dict[str, str] = {}
+        self.system = "sas"
+
+    # the interface
+
+    def serves(self, terminal: str) -> bool:
+        return terminal in self.machines
+
+    async def start(self, floor: Floor, *, fds: Mapping[str, int] | None = None) -> None:
+        """Open every endpoint (``fds``: an endpoint already open, by name — a
+        pseudo-terminal's master side in tests) and start the link's duties."""
+        self.floor = floor
+        by_endpoint: dict[str, dict[int, GamingMachine]] = {}
+        for entry in self.config:
+            machine = GamingMachine(
+                entry.terminal, entry.address, _Backend(self, entry.terminal), serial=entry.terminal
+            )
+            machine.last_poll = time.monotonic()
+            self.machines[entry.terminal] = machine
+            by_endpoint.setdefault(entry.endpoint, {})[entry.address] = machine
+            machine.report("power_applied")
+        for endpoint, machines in by_endpoint.items():
+            respond, quick = self._responder(machines)
+            line: TcpLine | SerialLine
+            if fds is not None and endpoint in fds:
+                line = SerialLine(None, respond, quick, fd=fds[endpoint])
+            else:
+                kind, where = parse_endpoint(endpoint)
+                if kind == "tcp":
+                    line = TcpLine(where[0], where[1], respond, quick)
+                else:
+                    line = SerialLine(where, respond, quick)
+            await line.start()
+            self.lines.append(line)
+        await self._load_state()
+        loop = asyncio.get_running_loop()
+        if self.reader is not None:  # the reader's process starts now, not at the first poll
+            self._refresh = loop.create_task(self.refresh_meters())
+        self._watch = loop.create_task(self._watching())
+
+    def _responder(self, machines: dict[int, GamingMachine]) -> tuple[Any, Any]:
+        async def respond(message: Message) -> bytes | None:
+            machine = machines.get(message.address)
+            if machine is None:
+                return None  # another machine's message on a shared line
+            return await machine.answer(message, time.monotonic())
+
+        def quick(message: Message) -> bytes | None:
+            machine = machines.get(message.address)
+            return None if machine is None else machine.general_poll(time.monotonic())
+
+        return respond, quick
+
+    async def stop(self) -> None:
+        for task in (self._watch, self._refresh):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+        for line in self.lines:
+            await line.stop()
+        if self.reader is not None:
+            await self.reader.close()
+
+    def _machine(self, terminal: str) -> GamingMachine:
+        machine = self.machines.get(terminal)
+        if machine is None:
+            raise LinkRefusedError(f"Terminal {terminal} has no SAS link.")
+        if time.monotonic() - machine.last_poll > self.link_down_seconds:
+            raise LinkRefusedError(f"The SAS host of terminal {terminal} is not polling")
+        return machine
+
+    async def validate_cashout(self, terminal: str, amount: int) -> tuple[str, str]:
+        machine = self._machine(terminal)
+        try:
+            code = await machine.validate_cashout(amount, self.host_seconds)
+        except HostRefusedError as error:
+            raise LinkRefusedError(error.message) from None
+        return code, f"{self.system}:{code[:2]}"
+
+    def ticket_printed(self, terminal: str, code: str, amount: int, number: str) -> None:
+        machine = self.machines[terminal]
+        machine.ticket_printed(code, amount, self.floor_now_us(), int(number or 0))
+
+    async def ticket_inserted(self, terminal: str, code: str) -> Decision:
+        machine = self._machine(terminal)
+        if len(code) != 18 or not code.isdigit():
+            raise LinkRefusedError(f"{code[:24]!r} is no 18-digit ticket")
+        try:
+            _, amount = await machine.insert_ticket(code, self.host_seconds)
+        except HostRefusedError as error:
+            raise LinkRefusedError(error.message) from None
+        return Decision(amount, f"{self.system}:{code[:2]}")
+
+    def ticket_finished(self, terminal: str, amount: int | None) -> None:
+        machine = self.machines[terminal]
+        machine.ticket_done(0x00 if amount is not None else 0x80, amount or 0)
+
+    def event(self, terminal: str, name: str, amount: int = 0) -> None:
+        machine = self.machines.get(terminal)
+        if machine is None:
+            return
+        if name == "handpay_pending":
+            machine.handpay = amount
+            machine.report("handpay_pending")
+        elif name == "handpay_paid":
+            if machine.handpay:
+                machine.handpay = 0
+                machine.report("handpay_reset")
+        else:
+            machine.report(name)
+
+    # the floor's duties
+
+    def floor_now_us(self) -> int:
+        return self.floor.now_us() if self.floor is not None else int(time.time() * 1e6)
+
+    async def meters(self, terminal: str) -> Mapping[str, Any]:
+        """``terminal``'s meters, with the credits of the player signed in at it. A snapshot
+        older than :attr:`meter_seconds` is read again (one read for every machine); the
+        answer waits for it up to :attr:`meter_wait` seconds, then uses the snapshot it has
+        (the long poll is answered in SAS's reply window; the next one has the new
+        readings). The first snapshot is always waited for."""
+        if time.monotonic() - self.snapshot_at > self.meter_seconds:
+            if self._refresh is None or self._refresh.done():
+                self._refresh = asyncio.get_running_loop().create_task(self.refresh_meters())
+            if self.snapshot is None:
+                await asyncio.shield(self._refresh)
+            else:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(self._refresh), self.meter_wait)
+        assert self.snapshot is not None
+        meters = dict(self.snapshot.get(terminal, {}))
+        meters["current_credits"] = self._credits(terminal)
+        return meters
+
+    async def refresh_meters(self) -> None:
+        """Read every terminal's meters now (the floor's readings and the link's counts)."""
+        assert self.floor is not None
+        at = time.monotonic()
+        terminals = list(self.machines)
+        if self.reader is not None:
+            snapshot = await self.reader.read(terminals)
+        else:
+            snapshot = await _read_meters(self.floor.store, terminals)
+        self.snapshot, self.snapshot_at = snapshot, at
+
+    def _credits(self, terminal: str) -> int:
+        floor = self.floor
+        if floor is None:
+            return 0
+        for connection in floor.connections:
+            if connection.terminal == terminal and connection.role == "player":
+                return max(0, floor.balances.get(connection.subject, 0))
+        return 0
+
+    async def set_enabled(self, terminal: str, enabled: bool) -> bool:
+        """Long polls 01/02: lock the terminal out (``host_disabled``), or lift that lock
+        alone."""
+        floor = self.floor
+        assert floor is not None
+        by = f"sas:{self.machines[terminal].address}"
+        try:
+            if enabled:
+                await store_links.clear_link_lock(
+                    floor.store, terminal, "host_disabled", by=by, at_us=floor.now_us()
+                )
+            else:
+                locks = await store_protections.open_locks(floor.store)
+                if not any(lock["code"] == "host_disabled" for lock in locks.get(terminal, [])):
+                    await store_protections.lock_terminal(
+                        floor.store,
+                        terminal,
+                        "host_disabled",
+                        "disabled by the SAS host (long poll 01)",
+                        by=by,
+                        at_us=floor.now_us(),
+                    )
+        except FloorRefusedError:
+            log.exception("SAS: %s of %s", "enable" if enabled else "disable", terminal)
+            return False
+        guard.invalidate(floor)
+        await refresh_terminals(floor)
+        return True
+
+    async def rom_signature(self, seed: int) -> int:
+        """Long poll 21: the CRC-16, seeded, of the release manifest the installed files give
+        (what ``tablejack verify-install`` checks): a changed file changes the signature."""
+        from tablejack.server.integrity import build_manifest, canonical_json
+
+        data = await asyncio.to_thread(lambda: canonical_json(build_manifest()))
+        return crc16(data, seed)
+
+    async def _load_state(self) -> None:
+        assert self.floor is not None
+        locks = await store_protections.open_locks(self.floor.store)
+        for terminal in self.machines:
+            self._locks[terminal] = {lock["code"] for lock in locks.get(terminal, [])}
+        self._tables = {row["id"]: row["table_id"] for row in await terminals(self.floor.store)}
+
+    async def _watching(self) -> None:
+        """The events the floor does not tell: tilts, games, the host lost."""
+        tick = 0
+        while True:
+            await asyncio.sleep(0.2)
+            tick += 1
+            try:
+                self._games_step()
+                if tick % 5 == 0:
+                    await self._locks_step()
+                    await self._link_step()
+                if tick % 50 == 0:
+                    await self._load_tables()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a fault reading the floor never ends the link
+                log.exception("SAS: watching the floor")
+
+    async def _load_tables(self) -> None:
+        assert self.floor is not None
+        self._tables = {row["id"]: row["table_id"] for row in await terminals(self.floor.store)}
+
+    def _player(self, terminal: str) -> str | None:
+        assert self.floor is not None
+        for connection in self.floor.connections:
+            if connection.terminal == terminal and connection.role == "player":
+                return connection.subject
+        return None
+
+    def _games_step(self) -> None:
+        assert self.floor is not None
+        for terminal, machine in self.machines.items():
+            table = self.floor.tables.get(self._tables.get(terminal, ""))
+            started = self._games.get(terminal)
+            if table is None:
+                continue
+            round_ = table.round
+            if started is not None and (
+                table.round_id != started or round_ is None or round_.is_complete
+            ):
+                machine.report("game_end")
+                self._games[terminal] = started = None
+            player = self._player(terminal)
+            if (
+                started is None
+                and player is not None
+                and round_ is not None
+                and not round_.is_complete
+                and table.in_play(player) > 0
+            ):
+                machine.report("game_start")
+                self._games[terminal] = table.round_id
+
+    async def _locks_step(self) -> None:
+        assert self.floor is not None
+        locks = await store_protections.open_locks(self.floor.store)
+        for terminal, machine in self.machines.items():
+            now = {lock["code"] for lock in locks.get(terminal, [])}
+            before = self._locks.get(terminal, set())
+            for code in sorted(now - before):
+                if code == "door_open":
+                    machine.report("door_open")
+                elif code == "printer":
+                    machine.report("printer_error")
+                elif code not in store_links.LINK_LOCKS:
+                    machine.report("tilt")
+            if "door_open" in before - now:
+                machine.report("door_closed")
+            self._locks[terminal] = now
+
+    async def _link_step(self) -> None:
+        floor = self.floor
+        assert floor is not None
+        for terminal, machine in self.machines.items():
+            down = time.monotonic() - machine.last_poll > self.link_down_seconds
+            if down == self._down.get(terminal, False):
+                continue
+            self._down[terminal] = down
+            required = self.require_link
+            if required is None:
+                required = bool((await floor_settings(floor.store))["sas_link_required"])
+            if not required:
+                continue
+            by = f"sas:{machine.address}"
+            if down:
+                await store_protections.lock_terminal(
+                    floor.store,
+                    terminal,
+                    "host_link_lost",
+                    f"no SAS poll for {self.link_down_seconds:g} s",
+                    by=by,
+                    at_us=floor.now_us(),
+                )
+            else:
+                await store_links.clear_link_lock(
+                    floor.store, terminal, "host_link_lost", by=by, at_us=floor.now_us()
+                )
+            guard.invalidate(floor)
+            await refresh_terminals(floor)

@@ -1,0 +1,641 @@
+"""The gaming-machine side of SAS for one electronic wagering terminal: its exceptions, its
+long polls and its ticket-in/ticket-out (TITO) state. No I/O: the transport hands it the host's
+messages (:class:`~tablejack.server.links.sas.framing.Message`) and sends what it answers;
+what it needs of the floor (meters, the lock-out, the release's signature) it asks its
+:class:`Backend`.
+
+The mapping of every long poll and meter code is in docs/sas.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from tablejack.server.links.sas.framing import Message, bcd, from_bcd, with_crc
+
+__all__ = [
+    "CASHOUT_NOT_WAITING",
+    "EXCEPTIONS",
+    "METER_CODES",
+    "PRIORITY",
+    "Backend",
+    "GamingMachine",
+    "HostRefusedError",
+    "TicketRecord",
+    "meter_value",
+]
+
+SAS_VERSION = b"602"
+
+EXCEPTIONS: dict[str, int] = {
+    "door_open": 0x11,  # slot door was opened
+    "door_closed": 0x12,  # slot door was closed
+    "power_applied": 0x17,  # AC power was applied to the gaming machine
+    "power_lost": 0x18,  # AC power was lost from the gaming machine
+    "tilt": 0x20,  # general tilt
+    "bill_accepted": 0x4F,  # bill accepted (non-real-time event reporting)
+    "ticket_printed": 0x3D,  # a cash out ticket has been printed
+    "handpay_validated": 0x3E,  # a handpay has been validated
+    "handpay_pending": 0x51,  # handpay is pending
+    "handpay_reset": 0x52,  # handpay was reset
+    "validation_request": 0x57,  # system validation request
+    "printer_error": 0x60,  # printer communication error
+    "ticket_inserted": 0x67,  # ticket has been inserted
+    "ticket_complete": 0x68,  # ticket transfer complete
+    "buffer_overflow": 0x70,  # exception buffer overflow
+    "game_start": 0x7E,  # game has started
+    "game_end": 0x7F,  # game has ended
+    "disabled": 0x86,  # gaming machine is out of service (by attendant)
+}
+"""The significant events a terminal reports, and their SAS exception codes."""
+
+PRIORITY = frozenset({0x3D, 0x3E, 0x51, 0x52, 0x57, 0x67, 0x68})
+"""Priority exceptions: reported before the others, and never lost to an overflow."""
+
+EFFECTS = frozenset({0x01, 0x02, 0x0E, 0x4C, 0x4D, 0x58, 0x71, 0x7F, 0x94})
+"""Long polls that change something (a lock, a validation number, a redemption, a record
+read): a retry with the same bytes is answered again without doing it twice. (``71`` with
+transfer code ``FF`` and ``4D`` with function ``FF`` only read.)"""
+
+QUEUE_SIZE = 32
+"""Exceptions kept for the host (SAS asks for at least 20); one more drops the oldest and
+reports 0x70 (exception buffer overflow)."""
+
+CASHOUT_NOT_WAITING = 0x80
+
+METER_CODES: dict[int, tuple[str, int]] = {
+    0x00: ("coin_in", 4),  # total coin in (credits)
+    0x01: ("coin_out", 4),  # total coin out
+    0x02: ("jackpots", 4),  # total jackpot (attendant-paid jackpots)
+    0x03: ("cancelled_credits", 4),  # total hand-paid cancelled credits
+    0x04: ("all_cancelled", 4),  # total cancelled credits (hand paid and ticketed)
+    0x05: ("games_played", 4),
+    0x06: ("games_won", 4),
+    0x07: ("games_lost", 4),
+    0x0B: ("bills_in", 4),  # total credits from bills accepted
+    0x0C: ("current_credits", 4),
+    0x0D: ("vouchers_in", 5),  # total SAS cashable ticket in (cents)
+    0x0E: ("vouchers_out", 5),  # total SAS cashable ticket out (cents)
+    0x11: ("vouchers_in_count", 4),  # total SAS cashable ticket in, quantity
+    0x12: ("vouchers_out_count", 4),  # total SAS cashable ticket out, quantity
+    0x15: ("vouchers_in", 4),  # total ticket in (credits)
+    0x16: ("vouchers_out", 4),  # total ticket out (credits)
+    0x1F: ("jackpots", 4),  # total attendant-paid paytable win
+    0x23: ("hand_paid", 4),  # total hand-paid credits
+    0x24: ("drop", 4),  # total drop: bills and tickets in
+    0x40: ("bills:100", 4),  # number of $1 bills accepted
+    0x41: ("bills:200", 4),
+    0x42: ("bills:500", 4),
+    0x43: ("bills:1000", 4),
+    0x44: ("bills:2000", 4),
+    0x45: ("bills:2500", 4),
+    0x46: ("bills:5000", 4),
+    0x47: ("bills:10000", 4),
+    0x48: ("bills:20000", 4),
+    0x49: ("bills:25000", 4),
+    0x4A: ("bills:50000", 4),
+    0x4B: ("bills:100000", 4),
+}
+"""The meters this gaming machine reports by SAS meter code (long polls 2F, 6F, AF): the
+floor's meter each one is and its size in BCD bytes. The accounting denomination is $0.01, so
+a credit is a cent."""
+
+BILL_POLLS = {
+    0x31: 100,
+    0x32: 200,
+    0x33: 500,
+    0x34: 1000,
+    0x35: 2000,
+    0x36: 5000,
+    0x37: 10000,
+    0x38: 50000,
+    0x39: 100000,
+    0x3A: 20000,
+    0x3B: 2500,
+    0x3C: 200000,
+}
+"""Long polls 31–3C: the number of bills of one denomination (cents) accepted."""
+
+SINGLE_METERS = {
+    0x10: "all_cancelled",
+    0x11: "coin_in",
+    0x12: "coin_out",
+    0x13: "drop",
+    0x14: "jackpots",
+    0x15: "games_played",
+    0x16: "games_won",
+    0x17: "games_lost",
+    0x1A: "current_credits",
+    0x46: "bills_in",
+}
+"""The long polls that answer one meter (4 BCD bytes)."""
+
+GROUPS = {
+    0x0F: ("all_cancelled", "coin_in", "coin_out", "drop", "jackpots", "games_played"),
+    0x1C: (
+        "coin_in",
+        "coin_out",
+        "drop",
+        "jackpots",
+        "games_played",
+        "games_won",
+        "door_opens",
+        "power_resets",
+    ),
+    0x1E: ("bills:100", "bills:500", "bills:1000", "bills:2000", "bills:5000", "bills:10000"),
+}
+"""The long polls that answer a group of meters (4 BCD bytes each, in this order)."""
+
+
+def meter_value(meters: Mapping[str, Any], name: str) -> int:
+    """One meter of a terminal's readings (the floor's meters and the counts of
+    :func:`tablejack.store.link_meters.terminal_counts`), those SAS adds made of them."""
+    get = meters.get
+    if name.startswith("bills:"):
+        return int(get("bills", {}).get(int(name[6:]), 0))
+    derived = {
+        "all_cancelled": lambda: int(get("cancelled_credits", 0)) + int(get("vouchers_out", 0)),
+        "games_lost": lambda: int(get("games_played", 0)) - int(get("games_won", 0)),
+        "hand_paid": lambda: int(get("jackpots", 0)) + int(get("cancelled_credits", 0)),
+        "drop": lambda: int(get("bills_in", 0)) + int(get("vouchers_in", 0)),
+    }
+    if name in derived:
+        return max(0, derived[name]())
+    return max(0, int(get(name, 0)))
+
+
+class HostRefusedError(Exception):
+    """The host refused (or did not answer) a validation or a ticket."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class TicketRecord:
+    """A ticket printed with system validation, for long poll 4D."""
+
+    code: str
+    amount: int
+    at_us: int
+    number: int
+    system_id: int
+
+
+class Backend(Protocol):
+    """What a gaming machine asks of the floor for its terminal."""
+
+    async def meters(self) -> Mapping[str, Any]:
+        """The terminal's lifetime meters (the floor's readings)."""
+
+    async def set_enabled(self, enabled: bool) -> bool:
+        """Disable (lock out) or enable the terminal; False when it could not."""
+
+    async def rom_signature(self, seed: int) -> int:
+        """The release's signature with ``seed``."""
+
+    async def reset_handpay(self) -> int:
+        """The host asks to reset a handpay: 0 reset, 1 unable, 2 not in handpay."""
+
+    def now_us(self) -> int:
+        """The floor clock."""
+
+
+@dataclass
+class _Cashout:
+    amount: int
+    done: asyncio.Future[str]
+
+
+@dataclass
+class _Ticket:
+    code: str
+    decided: asyncio.Future[tuple[int, int]]
+    status: int = 0x20
+    amount: int = 0
+
+
+@dataclass
+class GamingMachine:
+    """The SAS gaming machine of one terminal."""
+
+    terminal: str
+    address: int
+    backend: Backend
+    serial: str = ""
+    asset: int = 0
+    queue: deque[int] = field(default_factory=deque)
+    priority: deque[int] = field(default_factory=deque)
+    overflowed: bool = False
+    last_poll: float = float("-inf")
+    """When the host last polled this machine (the link's clock)."""
+    polls: int = 0
+    real_time: bool = False
+    validation_id: bytes = b"\x00\x00\x00"
+    validation_seq: int = 0
+    cashout: _Cashout | None = None
+    ticket: _Ticket | None = None
+    printed: deque[TicketRecord] = field(default_factory=lambda: deque(maxlen=32))
+    unread: deque[TicketRecord] = field(default_factory=deque)
+    handpay: int = 0
+    """The cents of the handpay pending (0: none)."""
+    _last: tuple[bytes, bytes | None] | None = None
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.address <= 127:
+            raise ValueError(f"a SAS address is 1 to 127, not {self.address}")
+
+    # events
+
+    def report(self, event: str) -> None:
+        """Queue a significant event for the host (by name, :data:`EXCEPTIONS`)."""
+        self.report_code(EXCEPTIONS[event])
+
+    def report_code(self, code: int) -> None:
+        if code in PRIORITY:
+            self.priority.append(code)
+            return
+        if len(self.queue) >= QUEUE_SIZE:
+            self.queue.popleft()
+            self.overflowed = True
+        self.queue.append(code)
+
+    def next_exception(self) -> int:
+        """The exception a general poll answers: the priority ones first, in order; a
+        pending system validation or inserted ticket again until the host handles it; 0x00
+        when there is none."""
+        if self.priority:
+            return self.priority.popleft()
+        if self.overflowed:
+            self.overflowed = False
+            return EXCEPTIONS["buffer_overflow"]
+        if self.cashout is not None and not self.cashout.done.done():
+            return EXCEPTIONS["validation_request"]
+        if self.ticket is not None and self.ticket.status == 0x20:
+            return EXCEPTIONS["ticket_inserted"]
+        if self.queue:
+            return self.queue.popleft()
+        return 0x00
+
+    # the host's messages
+
+    async def answer(self, message: Message, now: float) -> bytes | None:
+        """The answer to one of the host's messages for this address (None: none is sent).
+        A long poll with an effect (:data:`EFFECTS`) repeated with the same bytes (the host's
+        retry of an answer it did not get) gets the same answer again, its effect not
+        repeated; a read (a meter, the machine ID …) is answered afresh each time."""
+        if message.command is None:
+            return self.general_poll(now)
+        self.last_poll = now
+        self.polls += 1
+        if self._last is not None and self._last[0] == message.raw:
+            return self._last[1]
+        try:
+            reply = await self._long_poll(message)
+        except (ValueError, IndexError):  # data a long poll cannot have: ignored
+            reply = None
+        effect = message.command in EFFECTS and message.data[:1] != b"\xff"
+        self._last = (message.raw, reply) if effect else None
+        return reply
+
+    def general_poll(self, now: float) -> bytes:
+        """The answer to a general poll (no waiting: the transport answers it at once)."""
+        self.last_poll = now
+        self.polls += 1
+        self._last = None
+        return bytes([self.next_exception()])
+
+    def _ack(self) -> bytes:
+        return bytes([self.address])
+
+    def _nack(self) -> bytes:
+        return bytes([self.address | 0x80])
+
+    def _reply(self, command: int, body: bytes) -> bytes:
+        return with_crc(bytes([self.address, command]) + body)
+
+    def _variable(self, command: int, body: bytes) -> bytes:
+        return with_crc(bytes([self.address, command, len(body)]) + body)
+
+    async def _long_poll(self, message: Message) -> bytes | None:
+        command, data = message.command, message.data
+        assert command is not None
+        handler = _HANDLERS.get(command)
+        if handler is None:
+            return None  # a long poll this machine does not support: no answer
+        return await handler(self, data)
+
+    async def _enable(self, data: bytes, enabled: bool) -> bytes:
+        del data
+        return self._ack() if await self.backend.set_enabled(enabled) else self._nack()
+
+    async def _machine_id(self, data: bytes) -> bytes:
+        del data
+        body = (
+            b"TJ"  # game ID
+            + b"000"  # additional ID
+            + bytes([0x01])  # accounting denomination: $0.01
+            + bytes([0xFF])  # max bet: 255 credits or more
+            + bytes([0x00])  # progressive group: none
+            + bytes([0x00, 0x00])  # game options
+            + b"BJ0001"  # paytable ID
+            + b"0000"  # base %: not reported (a game of skill)
+        )
+        return self._reply(0x1F, body)
+
+    async def _version(self, data: bytes) -> bytes:
+        del data
+        return self._variable(0x54, SAS_VERSION + self.serial.encode("ascii", "replace")[:40])
+
+    async def _single(self, command: int) -> bytes:
+        meters = await self.backend.meters()
+        if command in BILL_POLLS:
+            value = meter_value(meters, f"bills:{BILL_POLLS[command]}")
+        else:
+            value = meter_value(meters, SINGLE_METERS[command])
+        return self._reply(command, bcd(value, 4))
+
+    async def _group(self, command: int) -> bytes:
+        meters = await self.backend.meters()
+        body = b"".join(bcd(meter_value(meters, name), 4) for name in GROUPS[command])
+        return self._reply(command, body)
+
+    async def _bills_value(self, data: bytes) -> bytes:
+        del data
+        meters = await self.backend.meters()
+        return self._reply(0x20, bcd(meter_value(meters, "bills_in") // 100, 4))
+
+    async def _handpaid_cancelled(self, data: bytes) -> bytes | None:
+        game = from_bcd(data[:2])
+        if game > 1:
+            return None
+        meters = await self.backend.meters()
+        return self._reply(0x2D, data[:2] + bcd(meter_value(meters, "cancelled_credits"), 4))
+
+    async def _selected(self, data: bytes) -> bytes | None:
+        game = from_bcd(data[:2])
+        if game > 1:
+            return None  # one game: 0 (the machine) or 1
+        meters = await self.backend.meters()
+        body = bytearray(data[:2])
+        for code in data[2:]:
+            if code in METER_CODES:
+                name, size = METER_CODES[code]
+                body += bytes([code]) + bcd(meter_value(meters, name), size)
+        return self._variable(0x2F, bytes(body))
+
+    async def _extended(self, command: int, data: bytes) -> bytes | None:
+        game = from_bcd(data[:2])
+        codes = data[2:]
+        if game > 1 or len(codes) % 2:
+            return None
+        meters = await self.backend.meters()
+        body = bytearray(data[:2])
+        for index in range(0, len(codes), 2):
+            code = int.from_bytes(codes[index : index + 2], "little")
+            if code in METER_CODES:
+                name, size = METER_CODES[code]
+                value = bcd(meter_value(meters, name), size if command == 0x6F else max(size, 5))
+                body += codes[index : index + 2] + bytes([len(value)]) + value
+            else:
+                body += codes[index : index + 2] + b"\x00"  # not supported: size 0
+        return self._variable(command, bytes(body))
+
+    async def _rom_signature(self, data: bytes) -> bytes:
+        seed = int.from_bytes(data[:2], "little")
+        signature = await self.backend.rom_signature(seed)
+        return self._reply(0x21, signature.to_bytes(2, "little"))
+
+    async def _real_time(self, data: bytes) -> bytes:
+        self.real_time = bool(data[0])
+        return self._ack()
+
+    async def _date_time(self, data: bytes) -> bytes:
+        del data
+        moment = dt.datetime.fromtimestamp(self.backend.now_us() / 1e6, dt.UTC)
+        return self._reply(
+            0x7E,
+            bytes.fromhex(moment.strftime("%m%d%Y")) + bytes.fromhex(moment.strftime("%H%M%S")),
+        )
+
+    async def _set_date_time(self, data: bytes) -> bytes:
+        from_bcd(data[:7])  # checked: the floor keeps its own clock
+        return self._ack()
+
+    async def _handpay_info(self, data: bytes) -> bytes:
+        del data
+        body = bytes([0x00, 0x80 if self.handpay else 0x00]) + bcd(self.handpay, 5)
+        return self._reply(0x1B, body + bcd(0, 2) + b"\x00" + bytes(10))
+
+    async def _handpay_reset(self, data: bytes) -> bytes:
+        del data
+        if not self.handpay:
+            return self._reply(0x94, b"\x02")
+        code = await self.backend.reset_handpay()
+        return self._reply(0x94, bytes([code]))
+
+    # ticket out (system validation)
+
+    async def _pending_cashout(self, data: bytes) -> bytes:
+        del data
+        pending = self.cashout
+        if pending is None or pending.done.done():
+            return self._reply(0x57, bytes([CASHOUT_NOT_WAITING]) + bcd(0, 5))
+        return self._reply(0x57, b"\x00" + bcd(pending.amount, 5))
+
+    async def _validation_number(self, data: bytes) -> bytes:
+        pending = self.cashout
+        system_id, number = from_bcd(data[:1]), from_bcd(data[1:9])
+        if pending is None or pending.done.done():
+            return self._reply(0x58, b"\x80")  # not in cashout
+        if system_id == 0 and number == 0:  # the host cannot validate it
+            pending.done.set_exception(
+                HostRefusedError(0x81, "The host did not validate the cash-out.")
+            )
+            return self._reply(0x58, b"\x00")
+        pending.done.set_result(f"{system_id:02d}{number:016d}")
+        return self._reply(0x58, b"\x00")
+
+    async def _set_validation_id(self, data: bytes) -> bytes:
+        if any(data[:3]):
+            self.validation_id = bytes(data[:3])
+            self.validation_seq = int.from_bytes(data[3:6], "little")
+        return self._reply(
+            0x4C, self.validation_id + (self.validation_seq & 0xFFFFFF).to_bytes(3, "little")
+        )
+
+    async def _validation_info(self, data: bytes) -> bytes:
+        function = data[0]
+        record: TicketRecord | None = None
+        if function == 0x00 and self.unread:
+            record = self.unread.popleft()
+        elif function == 0xFF and self.unread:
+            record = self.unread[0]
+        elif 0x01 <= function <= 0x1F and function <= len(self.printed):
+            record = list(self.printed)[-function]
+        if record is None:
+            return self._reply(0x4D, bytes(31))
+        moment = dt.datetime.fromtimestamp(record.at_us / 1e6, dt.UTC)
+        body = (
+            b"\x00"  # validation type: cashable ticket from cashout
+            + bytes([function if 0x01 <= function <= 0x1F else 0x00])
+            + bytes.fromhex(moment.strftime("%m%d%Y"))
+            + bytes.fromhex(moment.strftime("%H%M%S"))
+            + bcd(int(record.code[2:]), 8)  # the validation number
+            + bcd(record.amount, 5)
+            + bcd(record.number % 10_000, 2)  # ticket number
+            + bcd(record.system_id, 1)
+            + bcd(0, 4)  # expiration: none
+            + b"\x00\x00"  # pool ID
+        )
+        return self._reply(0x4D, body)
+
+    async def _extended_validation(self, data: bytes) -> bytes:
+        del data  # the control mask asks for changes this machine does not make
+        status = 0b0010_0001  # the printer is the cash-out device; tickets are redeemed
+        body = self.asset.to_bytes(4, "little") + status.to_bytes(2, "little") + bcd(0, 2) * 2
+        return self._variable(0x7B, body)
+
+    # ticket in
+
+    async def _ticket_data(self, data: bytes) -> bytes:
+        del data
+        ticket = self.ticket
+        if ticket is None or ticket.status != 0x20:
+            return self._variable(0x70, b"\xff")  # no ticket waiting
+        return self._variable(0x70, b"\x00" + bcd(0, 5) + b"\x00" + bcd(int(ticket.code), 9))
+
+    async def _redeem(self, data: bytes) -> bytes:
+        ticket = self.ticket
+        if ticket is None:
+            return self._variable(0x71, b"\xff" + bcd(0, 5) + b"\x00" + bcd(0, 9))
+        transfer = data[0]
+        if transfer != 0xFF and ticket.status == 0x20:
+            amount = from_bcd(data[1:6])
+            if from_bcd(data[7:16]) != int(ticket.code):
+                ticket.status = 0x81  # the validation number does not match
+                ticket.decided.set_exception(
+                    HostRefusedError(0x81, "The host named another ticket.")
+                )
+            else:
+                ticket.status, ticket.amount = 0x40, amount  # redemption pending
+                ticket.decided.set_result((transfer, amount))
+        body = bytes([ticket.status]) + bcd(ticket.amount, 5) + b"\x00" + bcd(int(ticket.code), 9)
+        return self._variable(0x71, body)
+
+    # what the floor asks of the host
+
+    async def validate_cashout(self, amount: int, timeout: float) -> str:
+        """Ask the host for the validation number of a cash-out of ``amount`` cents (system
+        validation, exception 57, long polls 57 and 58); the 18-digit code: the system ID's
+        two digits and the 16 of the validation number."""
+        if self.cashout is not None and not self.cashout.done.done():
+            raise HostRefusedError(0x87, "A cash-out is already waiting for the host.")
+        pending = _Cashout(amount, asyncio.get_running_loop().create_future())
+        self.cashout = pending
+        self.report("validation_request")
+        try:
+            return await asyncio.wait_for(asyncio.shield(pending.done), timeout)
+        except TimeoutError:
+            raise HostRefusedError(
+                0x88, "The host did not validate the cash-out in time."
+            ) from None
+        finally:
+            self.cashout = None
+
+    def ticket_printed(self, code: str, amount: int, at_us: int, number: int) -> None:
+        """A ticket was printed with the host's validation number: exception 3D, and its
+        record for long poll 4D."""
+        record = TicketRecord(code, amount, at_us, number, int(code[:2]))
+        self.printed.append(record)
+        self.unread.append(record)
+        self.report("ticket_printed")
+
+    async def insert_ticket(self, code: str, timeout: float) -> tuple[int, int]:
+        """A ticket inserted: the host's decision (exception 67, long polls 70 and 71): the
+        transfer code and amount. The caller ends it with :meth:`ticket_done`."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while self.ticket is not None:  # the last ticket's end not yet read by the host
+            if asyncio.get_running_loop().time() > deadline:
+                raise HostRefusedError(0x87, "A ticket is already being redeemed.")
+            await asyncio.sleep(0.02)
+        ticket = _Ticket(code, asyncio.get_running_loop().create_future())
+        self.ticket = ticket
+        self.report("ticket_inserted")
+        try:
+            transfer, amount = await asyncio.wait_for(asyncio.shield(ticket.decided), timeout)
+        except TimeoutError:
+            self.ticket_done(0x88, 0)
+            raise HostRefusedError(0x88, "The host did not answer the ticket in time.") from None
+        except HostRefusedError:
+            self.ticket_done(ticket.status, 0)
+            raise
+        if transfer >= 0x80:
+            self.ticket_done(0x80, 0)
+            raise HostRefusedError(transfer, f"The host refused the ticket (code {transfer:02X}).")
+        return transfer, amount
+
+    def ticket_done(self, status: int, amount: int) -> None:
+        """The ticket's end: its status for long poll 71 (0x00 redeemed), exception 68."""
+        ticket = self.ticket
+        if ticket is None:
+            return
+        ticket.status, ticket.amount = status, amount
+        self.report("ticket_complete")
+
+    def ticket_read(self) -> None:
+        """The host read the ticket's final status: the reader is free for another."""
+        self.ticket = None
+
+
+def _fixed(
+    method: Callable[[GamingMachine, int], Awaitable[bytes | None]], command: int
+) -> Callable[[GamingMachine, bytes], Awaitable[bytes | None]]:
+    async def handler(machine: GamingMachine, data: bytes) -> bytes | None:
+        del data
+        return await method(machine, command)
+
+    return handler
+
+
+async def _redeem_then_free(machine: GamingMachine, data: bytes) -> bytes:
+    reply = await machine._redeem(data)
+    ticket = machine.ticket
+    if ticket is not None and data[:1] == b"\xff" and ticket.status not in (0x20, 0x40):
+        machine.ticket_read()
+    return reply
+
+
+_HANDLERS: dict[int, Callable[[GamingMachine, bytes], Awaitable[bytes | None]]] = {
+    0x01: lambda m, d: m._enable(d, False),
+    0x02: lambda m, d: m._enable(d, True),
+    0x0E: GamingMachine._real_time,
+    0x1F: GamingMachine._machine_id,
+    0x54: GamingMachine._version,
+    0x20: GamingMachine._bills_value,
+    0x21: GamingMachine._rom_signature,
+    0x2D: GamingMachine._handpaid_cancelled,
+    0x2F: GamingMachine._selected,
+    0x6F: lambda m, d: m._extended(0x6F, d),
+    0xAF: lambda m, d: m._extended(0xAF, d),
+    0x1B: GamingMachine._handpay_info,
+    0x94: GamingMachine._handpay_reset,
+    0x57: GamingMachine._pending_cashout,
+    0x58: GamingMachine._validation_number,
+    0x4C: GamingMachine._set_validation_id,
+    0x4D: GamingMachine._validation_info,
+    0x7B: GamingMachine._extended_validation,
+    0x70: GamingMachine._ticket_data,
+    0x71: _redeem_then_free,
+    0x7E: GamingMachine._date_time,
+    0x7F: GamingMachine._set_date_time,
+    **{c: _fixed(GamingMachine._single, c) for c in (*SINGLE_METERS, *BILL_POLLS)},
+    **{c: _fixed(GamingMachine._group, c) for c in GROUPS},
+}

@@ -1,0 +1,131 @@
+"""What a link to a casino management system (the SAS host, :mod:`tablejack.server.links`)
+reads of the store beyond the floor's meters, and the one lock-out it may lift.
+
+* :func:`terminal_counts` — per EWT the counts SAS reports beside the floor's meters (PA
+  605a.5(d)): bills accepted by denomination, vouchers in and out (how many), games won and
+  slot-door openings. Like every meter they are sums over rows that only ever grow (the
+  ledger, the event logs, the terminal locks), so they agree with the floor's meters.
+* :func:`clear_link_lock` — a host clears only the lock-out it set (``host_disabled``) or the
+  link's own (``host_link_lost``), never a tilt a person or the floor raised: those stay for a
+  supervisor (:func:`tablejack.store.protections.clear_terminal`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select, update
+
+from tablejack.store.db import EventIn, Store
+from tablejack.store.floor_models import LOCKS
+from tablejack.store.models import EVENTS, LEDGER, ROUNDS
+from tablejack.store.protections import TILT_RULE
+from tablejack.store.vouchers import FloorRefusedError
+
+__all__ = ["LINK_LOCKS", "clear_link_lock", "terminal_counts"]
+
+LINK_LOCKS = ("host_disabled", "host_link_lost")
+"""The tilt codes a link raises and clears itself."""
+
+
+def _of_account_log(round_id: str | None) -> str:
+    return round_id[5:] if round_id and round_id.startswith("acct:") else ""
+
+
+async def terminal_counts(store: Store) -> dict[str, dict[str, Any]]:
+    """Per EWT: ``bills`` ({cents: count}), ``vouchers_in_count``, ``vouchers_out_count``,
+    ``games_won`` (completed rounds in which the EWT's player was paid winnings) and
+    ``door_opens`` (its ``door_open`` tilts)."""
+    movements = (
+        select(LEDGER.c.round_id, LEDGER.c.kind, LEDGER.c.amount, func.count())
+        .where(LEDGER.c.kind.in_(("bill_in", "voucher_in", "voucher_out")))
+        .group_by(LEDGER.c.round_id, LEDGER.c.kind, LEDGER.c.amount)
+    )
+    won = (
+        select(LEDGER.c.round_id, LEDGER.c.to_account)
+        .join(ROUNDS, ROUNDS.c.id == LEDGER.c.round_id)
+        .where((LEDGER.c.kind == "winnings") & (ROUNDS.c.status == "complete"))
+        .distinct()
+    )
+    where_played = (
+        select(EVENTS.c.round_id, EVENTS.c.actor, func.min(EVENTS.c.terminal))
+        .where(EVENTS.c.kind == "wager")
+        .group_by(EVENTS.c.round_id, EVENTS.c.actor)
+    )
+    doors = (select(LOCKS.c.terminal, func.count()).where(LOCKS.c.code == "door_open")).group_by(
+        LOCKS.c.terminal
+    )
+    out: dict[str, dict[str, Any]] = {}
+
+    def of(terminal: str) -> dict[str, Any]:
+        return out.setdefault(
+            terminal,
+            {"bills": {}, "vouchers_in_count": 0, "vouchers_out_count": 0, "games_won": 0},
+        )
+
+    async with store.engine.connect() as connection:
+        for round_id, kind, amount, count in (await connection.execute(movements)).all():
+            terminal = _of_account_log(round_id)
+            if not terminal:
+                continue
+            meters = of(terminal)
+            if kind == "bill_in":
+                bills = meters["bills"]
+                bills[int(amount)] = bills.get(int(amount), 0) + int(count)
+            else:
+                counter = "vouchers_in_count" if kind == "voucher_in" else "vouchers_out_count"
+                meters[counter] += int(count)
+        played = {(r[0], r[1]): r[2] for r in (await connection.execute(where_played)).all()}
+        for round_id, player in (await connection.execute(won)).all():
+            where = played.get((round_id, player))
+            if where:
+                of(str(where))["games_won"] += 1
+        for terminal, count in (await connection.execute(doors)).all():
+            of(terminal)["door_opens"] = int(count)
+    return out
+
+
+async def clear_link_lock(
+    store: Store, terminal: str, code: str, *, by: str, at_us: int
+) -> dict[str, Any] | None:
+    """Clear the open locks of ``terminal`` with ``code`` (one of :data:`LINK_LOCKS`) — and
+    only those: a tilt with another code stays. None when there was none; the clear otherwise
+    (an event of the ``floor-tilts`` log and an audit entry, as a supervisor's clear)."""
+    if code not in LINK_LOCKS:
+        raise FloorRefusedError(
+            "role", f"A link clears only its own locks {LINK_LOCKS}, not {code!r}.", TILT_RULE
+        )
+    async with store.transaction() as connection:
+        moved = await connection.execute(
+            update(LOCKS)
+            .where(
+                (LOCKS.c.terminal == terminal)
+                & (LOCKS.c.code == code)
+                & LOCKS.c.cleared_us.is_(None)
+            )
+            .values(
+                cleared_us=at_us,
+                cleared_by=by[:64],
+                clear_code="link",
+                clear_reason=f"{code} lifted by {by}"[:200],
+            )
+        )
+    if moved.rowcount == 0:
+        return None
+    payload = {"terminal": terminal, "clear_code": "link", "code": code, "cleared": moved.rowcount}
+    await store.commit_logged(
+        "floor-tilts",
+        EventIn("tilt_clear", payload, actor=by),
+        [],
+        None,
+        owner="floor-tilts",
+        log_kind="protections",
+    )
+    await store.audit(
+        "tilt_clear",
+        f"{terminal} {code} lifted by {by}",
+        terminal=terminal,
+        actor=by,
+        rule=TILT_RULE,
+    )
+    return payload
