@@ -50,6 +50,7 @@ from sqlalchemy import func, select
 
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.app import create_app
+from tablejack.server.contract import AMOUNT_MAX
 from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
 from tablejack.store import Store
@@ -197,14 +198,20 @@ def callers(*legal: str) -> st.SearchStrategy[Caller]:
 
 CENTS = [-500, 0, 1, 100, 500, 2_000, 10_000, 50_000, 150_000, 10**11, 10**15]
 """Amounts: negative, zero, a cent, bills, above the hand-pay limit, huge."""
-LAX = [True, "500", 5.0]
-"""What a lax reading would take for cents (1, 500, 5): every money body refuses them (422)."""
+LAX = [True, "500", 5.0, 2.5]
+"""What a lax reading would take for cents (1, 500, 5, 2): every money body refuses a boolean, a
+text and a fraction (422); ``5.0`` is the JSON number 5, a whole number of cents by the
+document's schema (``server.contract.Whole``)."""
 AMOUNTS = st.sampled_from([*CENTS, *LAX])
 
 
 def cents(amount: Any) -> bool:
-    """A whole number of cents (JSON's ``true``, ``"500"`` and ``5.0`` are not)."""
-    return isinstance(amount, int) and not isinstance(amount, bool)
+    """A whole number of cents the API reads (JSON's ``true``, ``"500"`` and ``2.5`` are not;
+    ``5.0`` is 5), at most the contract's largest amount."""
+    whole = (isinstance(amount, int) and not isinstance(amount, bool)) or (
+        isinstance(amount, float) and amount.is_integer()
+    )
+    return whole and amount <= AMOUNT_MAX
 
 
 # -- the database, read over a second connection ---------------------------------------------

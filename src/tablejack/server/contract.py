@@ -147,6 +147,9 @@ def document(app: FastAPI) -> dict[str, Any]:
                 _texts(parameter.get("schema", {}))
             responses = operation.setdefault("responses", {})
             for status, description in ERRORS.items():
+                own = responses.get(str(status))
+                if own is not None and "HTTPValidationError" not in str(own):
+                    continue  # a route's own answer stays its own (/readyz's 503)
                 responses[str(status)] = {
                     "description": description,
                     "content": {
