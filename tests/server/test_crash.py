@@ -62,6 +62,7 @@ def start_server(db: str, tables: Path, port: int) -> subprocess.Popen[bytes]:
         [
             "--db", db, "--port", str(port), "--tables", str(tables),
             "--checkpoint-key", str(keys / "checkpoint.key"), "--checkpoint-seconds", "0.2",
+            "--drain-seconds", "3",  # the last stop: rounds left open by the bots wait no longer
         ],
         log,
     )  # fmt: skip
