@@ -13,6 +13,7 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Request
 from pydantic import Field
 
+from tablejack.server import visibility
 from tablejack.server.access import Strict, Who, floor_of, table_of
 from tablejack.server.auth import Principal
 from tablejack.server.inventory import card_code, counts_of, load, unload
@@ -110,7 +111,9 @@ def register_shoe(app: FastAPI) -> None:
         return {
             "table": table.id,
             "source": table.config.source,
-            "loaded": None if table.inventory is None else table.inventory.to_json(),
+            "loaded": visibility.shoe(
+                table.round, None if table.inventory is None else table.inventory.to_json()
+            ),
         }
 
 

@@ -17,6 +17,7 @@ from collections import OrderedDict
 from typing import Any
 
 from tablejack.games import classic, hybrid, hybrid_shared, multi_action, transcript
+from tablejack.server import visibility
 from tablejack.server.adapters import Adapter, rules_icon
 from tablejack.server.table.bookkeeping import Books
 from tablejack.server.table.cards import ShoeInventory, VirtualShoe
@@ -245,8 +246,14 @@ class TableViews:
         }
 
     def player_state(self, player: str, terminal: str = "") -> dict[str, Any]:
-        """The state message for a player's terminal (the position he selected there)."""
-        view = None if self.round is None else self.adapter.player_view(self.round, player)
+        """The state message for a player's terminal (the position he selected there), as the
+        information policy lets him see it (:func:`~tablejack.server.visibility.player_view`)."""
+        round_ = self.round
+        view = visibility.player_view(
+            visibility.Viewer("player", player, terminal),
+            round_,
+            None if round_ is None else self.adapter.player_view(round_, player),
+        )
         return {
             "type": "state",
             "table": self.id,
@@ -280,6 +287,9 @@ class TableViews:
         out: dict[tuple[str, str], tuple[tuple[Any, ...], str]] = {}
         for player, terminal in terminals:
             text = texts.get(player, "null")
+            if self.round is not None:  # the information policy: others by their labels
+                names = visibility.pseudonyms(self.round, player)
+                text = visibility.conceal_text(text, names, _encode)
             position = self.position_of(player, terminal)
             balance = self.floor.balances.get(player)
             key = (self.id, self.status, self.round_id, text, position, balance, clock)
@@ -290,9 +300,14 @@ class TableViews:
         return out
 
     def staff_state(self) -> dict[str, Any]:
-        """The state message for the dealer console and the supervisor."""
+        """The state message for the dealer console and the supervisor: the whole table, no
+        card face down (:func:`~tablejack.server.visibility.staff_view`, PA 633c.5(o))."""
         round_ = self.round
-        view = None if round_ is None else self.adapter.audit_view(round_)
+        view = (
+            None
+            if round_ is None
+            else visibility.staff_view(round_, self.adapter.audit_view(round_))
+        )
         return {
             "type": "state",
             "table": self.id,
@@ -306,7 +321,9 @@ class TableViews:
             "procedures": self.procedures_state(),
             "transcript": None if round_ is None else transcript(round_),
             "tilts": self.tilts,
-            "shoe": None if self.inventory is None else self.inventory.to_json(),
+            "shoe": visibility.shoe(
+                round_, None if self.inventory is None else self.inventory.to_json()
+            ),
         }
 
     def procedures_state(self) -> dict[str, Any]:
