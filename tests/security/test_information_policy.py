@@ -113,8 +113,12 @@ GAMES = [
         spots=(1000, 0, 1000),
     ),
 ]
+READER = "R1"
+"""A classic table dealt from a card-reading shoe of one deck (its count by code is shown)."""
 TERMINAL_KEYS = {
-    f"{game.table}-EWT{n}": f"key-{game.table}-EWT{n}" for game in GAMES for n in (1, 2)
+    f"{table}-EWT{n}": f"key-{table}-EWT{n}"
+    for table in [*(game.table for game in GAMES), READER]
+    for n in (1, 2)
 }
 ROLES = ("ann", "bob", "dealer", "super", "cashier", "operator", "terminal", "anonymous")
 """Every viewer: the player, another player, the staff, a terminal's device, nobody."""
@@ -132,12 +136,12 @@ async def setup_floor(floor: Floor) -> None:
         ("operator", "olga", "operator"),
     ):
         await floor.issue_token(role, subject, TOKENS[key])
-    for game in GAMES:
+    for table in [*(game.table for game in GAMES), READER]:
         for n in (1, 2):
-            terminal = f"{game.table}-EWT{n}"
-            position = 1 if game.table == "B1" else n
+            terminal = f"{table}-EWT{n}"
+            position = 1 if table == "B1" else n
             await floor.register_terminal(
-                terminal, game.table, position=position, key=TERMINAL_KEYS[terminal]
+                terminal, table, position=position, key=TERMINAL_KEYS[terminal]
             )
 
 
@@ -155,6 +159,16 @@ def client(backend: Backend) -> Iterator[TestClient]:
         )
         for game in GAMES
     ]
+    tables.append(
+        TableConfig(
+            READER,
+            ClassicRules(decks=1),
+            automated=False,
+            require_procedures=False,
+            countdown_seconds=30,
+            source="reader",
+        )
+    )
     app = create_app(backend.server_url, tables=tables, setup=setup_floor)
     with TestClient(app) as running:
         yield running
@@ -340,6 +354,7 @@ def play(client: TestClient, game: Game, seen: Seen) -> str:
                 terminal = f"{game.table}-EWT{1 if viewer == 'ann' else 2}"
                 hello |= {"terminal": terminal, "terminal_key": TERMINAL_KEYS[terminal]}
             sockets[viewer] = Socketkit(socket, hello, game.table)
+            seen.add("wagering", viewer, "frame welcome", sockets[viewer].welcome)
         anonymous_socket.send_json({"type": "hello", "protocol": 2})
         seen.add("wagering", "anonymous", "frame", anonymous_socket.receive_json())
         for player in ("ann", "bob"):
@@ -358,23 +373,30 @@ def play(client: TestClient, game: Game, seen: Seen) -> str:
         seen.add(
             "dealt", "dealer", "POST dealer close-wagering", dealer(client, game, "close-wagering")
         )
-        for viewer, kit in sockets.items():
-            matched = kit.until(lambda m: phase_of(m) == "playing")
-            for message in [*kit.seen, matched]:
-                seen.add("dealt", viewer, f"frame {message.get('type')}", message)
-            kit.seen.clear()
+        drain(sockets, seen, "dealt", "playing")
         ask_every_route(client, seen, "dealt", game, round_id, auth)
         for player, action in game.actions:
             ack = sockets[player].request({"type": "action", **action})
             assert ack["type"] == "ack", ack
             seen.add("complete", player, "frame ack", ack)
-        for viewer, kit in sockets.items():
-            matched = kit.until(lambda m: phase_of(m) == "complete")
-            for message in [*kit.seen, matched]:
-                seen.add("complete", viewer, f"frame {message.get('type')}", message)
-            kit.seen.clear()
+        drain(sockets, seen, "complete", "complete")
     ask_every_route(client, seen, "complete", game, round_id, auth)
     return round_id
+
+
+def drain(sockets: dict[str, Socketkit], seen: Seen, phase: str, reached: str) -> None:
+    """Keep every frame each socket received until the round reached ``reached``: the
+    players, the dealer and the supervisor see the round's phase; the cashier and the operator
+    (no round in their state) are drained up to the answer of a ping sent after it."""
+    for viewer, kit in sockets.items():
+        if viewer in ("cashier", "operator"):
+            kit.socket.send_json({"type": "ping", "id": f"drain-{phase}"})
+            matched = kit.until(lambda m: m["type"] == "pong")
+        else:
+            matched = kit.until(lambda m: phase_of(m) == reached)
+        for message in [*kit.seen, matched]:
+            seen.add(phase, viewer, f"frame {message.get('type')}", message)
+        kit.seen.clear()
 
 
 HIDDEN_PHASES = ("before the round", "wagering", "dealt")
@@ -387,13 +409,19 @@ def test_633c5_o_nobody_reads_a_face_down_or_undealt_card_nor_another_players_da
     seen = Seen()
     play(client, game, seen)
     frames = {what for _, _, what, _ in seen.answers if what.startswith("frame")}
-    assert {"frame state", "frame ack", "frame error", "frame pong", "frame table"} <= frames
+    every = {"welcome", "table", "state", "ack", "pong", "error"}
+    assert {f"frame {kind}" for kind in every} <= frames
+    dealt_cards = set(game.order.split()) - {game.undealt}
     leaks = []
     for phase, viewer, what, body in seen.answers:
         if phase in HIDDEN_PHASES and game.face_down is not None and shows(body, game.face_down):
             leaks.append(f"{phase}: {viewer} read the face-down {game.face_down} in {what}")
         if shows(body, game.undealt):
             leaks.append(f"{phase}: {viewer} read the undealt {game.undealt} in {what}")
+        if phase == "dealt" and viewer in ("cashier", "operator", "terminal", "anonymous"):
+            for code in dealt_cards:  # no card of the round in progress: not their need
+                if shows(body, code):
+                    leaks.append(f"{phase}: {viewer} read the card {code} in {what}")
         status = what.rsplit(" ", 1)[-1]
         if viewer == "ann" and (what.startswith("frame") or status.startswith("2")):
             if any(text == "bob" or " bob" in text or "bob " in text for text in strings(body)):
@@ -412,3 +440,60 @@ def test_633c5_o_nobody_reads_a_face_down_or_undealt_card_nor_another_players_da
         assert shows(complete[0], game.face_down)
     dealt = [c["code"] for c in complete[0]["cards"]]
     assert game.undealt not in dealt  # the shoe's next card was dealt to nobody
+
+
+def test_633c5_o_a_shoes_count_by_code_does_not_tell_the_hole_card(client: TestClient) -> None:
+    """The count of the cards left in a reader table's shoe, per code, read before and after
+    the hole card is read: it would tell the hole card by the one code whose count fell. The
+    policy counts a face-down card as still in the shoe until it is turned."""
+    dealer_auth = {"Authorization": f"Bearer {TOKENS['dealer']}"}
+    super_auth = {"Authorization": f"Bearer {TOKENS['super']}"}
+    deck = [
+        f"{rank}{suit}"
+        for suit in "SHDC"
+        for rank in ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"]
+    ]
+    loaded = client.post(
+        f"/api/tables/{READER}/shoe/load", json={"cards": " ".join(deck)}, headers=dealer_auth
+    )
+    assert loaded.status_code == 200, loaded.text
+
+    def counts() -> list[dict[str, int]]:
+        """Every count by code the staff can read: the shoe route's, the table state's."""
+        shoe = client.get(f"/api/tables/{READER}/shoe", headers=super_auth).json()["loaded"]
+        state = client.get(f"/api/tables/{READER}/state", headers=dealer_auth).json()["shoe"]
+        return [shoe["remaining_by_code"], state["remaining_by_code"]]
+
+    def card(code: str) -> None:
+        answer = client.post(
+            f"/api/tables/{READER}/dealer",
+            json={"command": "card", "card": code},
+            headers=dealer_auth,
+        )
+        assert answer.status_code == 200, answer.text
+
+    game = Game(READER, ClassicRules(decks=1), "", None, "", ())
+    client.post(f"/api/tables/{READER}/dealer", json={"command": "open-round"}, headers=dealer_auth)
+    with client.websocket_connect("/ws") as socket:
+        hello = {"type": "hello", "protocol": 2, "token": TOKENS["ann"]}
+        terminal = f"{READER}-EWT1"
+        ann = Socketkit(
+            socket, hello | {"terminal": terminal, "terminal_key": TERMINAL_KEYS[terminal]}, READER
+        )
+        assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
+        dealer(client, game, "close-wagering")
+        for code in ("10S", "6D", "7C"):  # ann, the dealer's up card, ann
+            card(code)
+        before = counts()
+        assert [c["QH"] for c in before] == [1, 1]
+        card("QH")  # the hole card, face down
+        after = counts()
+        assert after == before  # nothing tells which card went in face down
+        state = client.get(f"/api/tables/{READER}/state", headers=dealer_auth).json()
+        assert state["view"]["dealer"]["cards"] == ["6D", "back"]
+        assert not shows(state, "QH")
+        assert ann.request({"type": "action", "verb": "stand"})["ok"]
+        card("2S")  # the hole card turned: 16, the dealer draws 2S: 18
+        turned = counts()
+    assert [c.get("QH", 0) for c in turned] == [0, 0]  # once turned it is counted out
+    assert [c.get("2S", 0) for c in turned] == [0, 0]

@@ -20,10 +20,10 @@ The policy (docs/security.md, "The information policy"):
   balance; another player of the round is named only by a label (``player 2``: the order of his
   first wager), never by his account, and no other player's balance, limits or ledger.
 * **Staff** see by role and need: the dealer and the supervisor the whole table face up (every
-  player's wagers and hands, the card request, the transcript); the cashier and the operator the
-  same table state (they have no route of their own into a round's cards); a round that is over
-  (complete or void) shows the supervisor its every card in recall. Money stays with the money
-  routes and their roles (:data:`tablejack.store.policy.PERMISSIONS`).
+  player's wagers and hands, the card request, the transcript); the cashier and the operator
+  the table's status without the round's cards (:func:`staff_state`); a round that is over
+  (complete or void) shows the supervisor and the operator its every card in recall. Money
+  stays with the money routes and their roles (:data:`tablejack.store.policy.PERMISSIONS`).
 
 The functions are pure: they take the viewer, the round (the engine's object, read-only) and the
 document built for it, and return what may be shown.
@@ -52,6 +52,7 @@ __all__ = [
     "pseudonyms",
     "round_recall",
     "shoe",
+    "staff_state",
     "staff_view",
     "terminal_recall",
 ]
@@ -64,6 +65,12 @@ STAFF = frozenset({"dealer", "supervisor", "cashier", "operator"})
 """The roles that see a table as staff (the whole table face up, every player named)."""
 AUDIT = frozenset({"supervisor", "operator"})
 """The roles that audit a round that is over: every card of it, face down or not."""
+ROUND_READERS = frozenset({"dealer", "supervisor"})
+"""The staff who see the round in progress (its cards, wagers, transcript): the dealer who
+deals it and the supervisor who watches it; the cashier and the operator see the table's
+status, not its cards (their work is money and the floor's set-up)."""
+ROUND_FIELDS = ("view", "transcript", "shoe")
+"""What of a staff state message is the round in progress and the shoe."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +163,15 @@ def staff_view(round_: Any, view: dict[str, Any]) -> dict[str, Any]:
             FACE_DOWN if place in hidden else code for place, code in enumerate(dealt)
         ]
     return out
+
+
+def staff_state(viewer: Viewer, state: dict[str, Any]) -> dict[str, Any]:
+    """A staff state message (the table's status, round, instruction, procedures, and the
+    round in progress) as ``viewer`` may see it: the round's view, transcript and shoe only for
+    :data:`ROUND_READERS`; the others get the table without them (``None``)."""
+    if viewer.role in ROUND_READERS:
+        return state
+    return state | dict.fromkeys(ROUND_FIELDS)
 
 
 def player_view(viewer: Viewer, round_: Any, view: dict[str, Any] | None) -> dict[str, Any] | None:

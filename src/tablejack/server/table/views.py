@@ -299,6 +299,13 @@ class TableViews:
             )
         return out
 
+    def state_for(self, viewer: visibility.Viewer) -> dict[str, Any]:
+        """The state message ``viewer`` may see (the REST state and the WebSocket join): a
+        player's own, or the staff's as his role may see it (the information policy)."""
+        if viewer.role == "player":
+            return self.player_state(viewer.subject, viewer.terminal)
+        return visibility.staff_state(viewer, self.staff_state())
+
     def staff_state(self) -> dict[str, Any]:
         """The state message for the dealer console and the supervisor: the whole table, no
         card face down (:func:`~tablejack.server.visibility.staff_view`, PA 633c.5(o))."""
@@ -412,7 +419,7 @@ class TableViews:
         subscribers = list(self.subscribers)
         players = {(c.subject, c.terminal) for c in subscribers if c.role == "player"}
         states = self.player_states(players) if players else {}
-        staff: str | None = None
+        staff: dict[bool, str] = {}  # by whether the role reads the round in progress
         same: str | None = None
         for connection in subscribers:
             if connection.role == "player":
@@ -432,6 +439,8 @@ class TableViews:
                 connection.last_state = key
                 connection.push(text)
             else:
-                if staff is None:
-                    staff = _encode(self.staff_state())
-                connection.push(staff)
+                reads = connection.role in visibility.ROUND_READERS
+                if reads not in staff:
+                    viewer = visibility.Viewer(connection.role, connection.subject)
+                    staff[reads] = _encode(visibility.staff_state(viewer, self.staff_state()))
+                connection.push(staff[reads])
