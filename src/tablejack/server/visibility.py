@@ -32,6 +32,7 @@ document built for it, and return what may be shown.
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -259,10 +260,16 @@ def conceal_text(text: str, names: Mapping[str, str], encode: Any) -> str:
     if not names:
         return text
     tokens = {encode(name): encode(label) for name, label in names.items()}
-    pattern = re.compile(
-        "|".join(re.escape(token) for token in sorted(tokens, key=len, reverse=True)) + r"(?!\s*:)"
-    )
+    pattern = _token_pattern(tuple(sorted(tokens)))
     return pattern.sub(lambda match: tokens[match.group(0)], text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _token_pattern(tokens: tuple[str, ...]) -> re.Pattern[str]:
+    """The pattern of JSON string tokens where they are values, not keys (built once per set
+    of names: a broadcast asks for the same sets again and again)."""
+    alternatives = "|".join(re.escape(token) for token in sorted(tokens, key=len, reverse=True))
+    return re.compile(f"(?:{alternatives})" + r"(?!\s*:)")
 
 
 # -- recall ------------------------------------------------------------------------------
