@@ -176,9 +176,9 @@ def test_the_console_of_a_version_a_table_deals_a_round(server: str, browser_kit
                     page.get_by_test_id("position-1").locator("[data-card='5C']")
                 ).to_be_visible()
                 expect(page.get_by_test_id("position-2")).to_contain_text("bob $25.00: 18")
-                expect(
-                    page.get_by_test_id("dealer-box").locator("[data-card='10H']")
-                ).to_be_visible()
+                dealer_box = page.get_by_test_id("dealer-box")  # the hole card face down
+                expect(dealer_box.locator("[data-card='back']")).to_be_visible()
+                expect(dealer_box.locator("[data-card='10H']")).to_have_count(0)
                 expect(page.get_by_test_id("next")).to_contain_text("decisions in decision round 1")
                 expect(page.get_by_test_id("countdown")).to_have_text(re.compile(r"^\d+$"))
                 expect(page.get_by_test_id("shoe")).to_contain_text(
@@ -257,13 +257,14 @@ def test_the_console_of_a_reader_table_takes_the_cards_the_table_asks_for(
                     page.get_by_test_id("card-input").fill(code)
                     page.get_by_test_id("card-input").press("Enter")
                     layout = page.get_by_test_id("layout")
-                    expect(layout.locator(f"[data-card='{code}']").first).to_be_visible()
+                    shown = "back" if code == "9C" else code  # the hole card face down
+                    expect(layout.locator(f"[data-card='{shown}']").first).to_be_visible()
                 expect(page.get_by_test_id("card-error")).to_be_hidden()
                 expect(page.get_by_test_id("position-1")).to_contain_text("17")
                 expect(page.get_by_test_id("position-2")).to_contain_text("bob · $15.00")
-                expect(
-                    page.get_by_test_id("dealer-box").locator("[data-card='9C']")
-                ).to_be_visible()
+                dealer_box = page.get_by_test_id("dealer-box")  # PA 633c.5(o): not to him either
+                expect(dealer_box.locator("[data-card='back']")).to_be_visible()
+                expect(dealer_box.locator("[data-card='9C']")).to_have_count(0)
                 expect(page.get_by_test_id("next")).to_contain_text("seat 1")
                 screenshot(page, "console-classic")
         finally:

@@ -128,10 +128,12 @@ def test_a_restart_resumes_the_open_round_where_it_stood(
     after = second.get("/api/tables/A1/state", headers=kit.auth("dealer")).json()
     assert after["round_id"] == "A1-000001"
     assert after["view"]["players"] == before["players"]
-    assert after["view"]["dealer"]["all_cards"] == before["dealer"]["all_cards"] == ["9H", "5C"]
+    # the hole card face down, to the dealer's console too (PA 633c.5(o))
+    assert after["view"]["dealer"]["all_cards"] == before["dealer"]["all_cards"] == ["9H", "back"]
     with kit.connect(second, "ann", "EWT-1", "A1") as ann:
         assert ann.request({"type": "action", "verb": "stand"})["ok"]
         done = ann.state(lambda m: kit.phase(m) == "complete")
+        assert done["view"]["dealer"]["cards"][:2] == ["9H", "5C"]  # the hole card restored
         assert done["view"]["you"]["settlements"][0]["amount"] == 1000
     assert second.get("/api/verify-log", headers=kit.auth("super")).json()["ok"] is True
 

@@ -596,12 +596,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Recall a round: transcript, cards with read times, decisions, settlements."""
         from tablejack.server.recall import recall as recall_round
+        from tablejack.server.visibility import Viewer
         from tablejack.store import Store
 
         async def run() -> dict[str, Any] | None:
             store = await Store.open(db)
-            try:
-                return await recall_round(store, round_id)
+            try:  # the operator's console: no card face down while the round is open
+                return await recall_round(store, round_id, Viewer("operator"))
             finally:
                 await store.close()
 

@@ -528,12 +528,12 @@ async def terminal_recall(
 ) -> list[dict[str, Any]]:
     """The last game of a terminal and the nine before it, step by step: a player sees
     the games he played there, a supervisor every game of the terminal."""
-    from tablejack.server.terminal_recall import recall_terminal
+    from tablejack.server.recall import terminal_recall as recall_terminal
+    from tablejack.server.visibility import Viewer
 
     floor = floor_of(request)
     await need(request, who, "recall_round")
-    player = who.subject if who.role == "player" else None
-    return await recall_terminal(floor.store, terminal, player=player, n=max(1, min(n, 10)))
+    return await recall_terminal(floor.store, terminal, Viewer.of(who), n=max(1, min(n, 10)))
 
 
 async def _for_player(request: Request, account: str, who: Principal, what: str) -> Floor:

@@ -12,6 +12,7 @@ from fastapi import APIRouter, HTTPException, Request
 from tablejack.server.access import Who, floor_of, need, refuse
 from tablejack.server.contract import Count, Limit
 from tablejack.server.recall import recall
+from tablejack.server.visibility import Viewer
 
 __all__ = ["router"]
 
@@ -39,15 +40,13 @@ async def recall_round(request: Request, round_id: str, who: Who) -> dict[str, A
     """Game recall: transcript, cards with read time, decisions with terminal,
     settlements with clause. A player may recall only rounds he played."""
     await need(request, who, "recall_round")
-    document = await recall(floor_of(request).store, round_id)
+    document = await recall(floor_of(request).store, round_id, Viewer.of(who))
     if document is None:
         raise HTTPException(
             404, {"code": "unknown_round", "rule": "", "message": f"No such round: {round_id}."}
         )
-    if who[0] == "player":
-        if not any(d["actor"] == who[1] for d in document["decisions"]):
-            raise HTTPException(403, "A player may recall only the rounds he played.")
-        document["events"] = []
+    if who[0] == "player" and not any(d["actor"] == who[1] for d in document["decisions"]):
+        raise HTTPException(403, "A player may recall only the rounds he played.")
     return document
 
 

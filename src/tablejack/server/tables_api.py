@@ -24,6 +24,7 @@ from tablejack.server.protocol import PROTOCOL_VERSION
 from tablejack.server.proxy import floor_tables
 from tablejack.server.table import RefusedError
 from tablejack.server.text import SafeText
+from tablejack.server.visibility import Viewer
 from tablejack.store.policy import PERMISSIONS
 
 __all__ = ["refused_http", "router"]
@@ -124,11 +125,8 @@ async def table_info(request: Request, table_id: str, who: Who) -> dict[str, Any
 
 @router.get("/api/tables/{table_id}/state")
 async def table_state(request: Request, table_id: str, who: Who) -> dict[str, Any]:
-    """The table as the caller may see it."""
-    table = table_of(request, table_id)
-    if who[0] == "player":
-        return table.player_state(who.subject, who.terminal)
-    return table.staff_state()
+    """The table as the caller may see it (the information policy)."""
+    return table_of(request, table_id).state_for(Viewer.of(who))
 
 
 @router.post("/api/tables/{table_id}/open")

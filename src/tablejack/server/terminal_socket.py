@@ -47,6 +47,7 @@ from tablejack.server.socket_protocol import ABORT, SEND_TEXTS, WRITABLE
 from tablejack.server.table import RefusedError
 from tablejack.server.terminal_features import confirm_wager, repeat_last_bet
 from tablejack.server.tilts import on_join, schedule_connection_lost
+from tablejack.server.visibility import Viewer
 from tablejack.server.wire import dumps
 
 __all__ = ["SIGN_IN_REFUSALS", "RateLimit", "router"]
@@ -303,9 +304,7 @@ async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[
         if binding is not None and binding.position is not None:
             table.select_position(connection.subject, binding.position, connection.terminal)
         connection.push(
-            table.player_state(connection.subject, connection.terminal)
-            if connection.role == "player"
-            else table.staff_state()
+            table.state_for(Viewer(connection.role, connection.subject, connection.terminal))
         )
         return {"ok": True, "table": table.id}
     table = floor.tables.get(connection.table or "")

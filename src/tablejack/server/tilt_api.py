@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from fastapi import FastAPI, HTTPException, Request
 from pydantic import Field
 
+from tablejack.server import visibility
 from tablejack.server.access import Strict, Who, floor_of, table_of
 from tablejack.server.auth import Principal
 from tablejack.server.contract import Whole
@@ -111,7 +112,9 @@ def register_shoe(app: FastAPI) -> None:
         return {
             "table": table.id,
             "source": table.config.source,
-            "loaded": None if table.inventory is None else table.inventory.to_json(),
+            "loaded": visibility.shoe(
+                table.round, None if table.inventory is None else table.inventory.to_json()
+            ),
         }
 
 

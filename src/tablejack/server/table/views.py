@@ -17,6 +17,7 @@ from collections import OrderedDict
 from typing import Any
 
 from tablejack.games import classic, hybrid, hybrid_shared, multi_action, transcript
+from tablejack.server import visibility
 from tablejack.server.adapters import Adapter, rules_icon
 from tablejack.server.table.bookkeeping import Books
 from tablejack.server.table.cards import ShoeInventory, VirtualShoe
@@ -245,8 +246,14 @@ class TableViews:
         }
 
     def player_state(self, player: str, terminal: str = "") -> dict[str, Any]:
-        """The state message for a player's terminal (the position he selected there)."""
-        view = None if self.round is None else self.adapter.player_view(self.round, player)
+        """The state message for a player's terminal (the position he selected there), as the
+        information policy lets him see it (:func:`~tablejack.server.visibility.player_view`)."""
+        round_ = self.round
+        view = visibility.player_view(
+            visibility.Viewer("player", player, terminal),
+            round_,
+            None if round_ is None else self.adapter.player_view(round_, player),
+        )
         return {
             "type": "state",
             "table": self.id,
@@ -280,6 +287,9 @@ class TableViews:
         out: dict[tuple[str, str], tuple[tuple[Any, ...], str]] = {}
         for player, terminal in terminals:
             text = texts.get(player, "null")
+            if self.round is not None:  # the information policy: others by their labels
+                names = visibility.pseudonyms(self.round, player)
+                text = visibility.conceal_text(text, names, _encode)
             position = self.position_of(player, terminal)
             balance = self.floor.balances.get(player)
             key = (self.id, self.status, self.round_id, text, position, balance, clock)
@@ -289,10 +299,22 @@ class TableViews:
             )
         return out
 
+    def state_for(self, viewer: visibility.Viewer) -> dict[str, Any]:
+        """The state message ``viewer`` may see (the REST state and the WebSocket join): a
+        player's own, or the staff's as his role may see it (the information policy)."""
+        if viewer.role == "player":
+            return self.player_state(viewer.subject, viewer.terminal)
+        return visibility.staff_state(viewer, self.staff_state())
+
     def staff_state(self) -> dict[str, Any]:
-        """The state message for the dealer console and the supervisor."""
+        """The state message for the dealer console and the supervisor: the whole table, no
+        card face down (:func:`~tablejack.server.visibility.staff_view`, PA 633c.5(o))."""
         round_ = self.round
-        view = None if round_ is None else self.adapter.audit_view(round_)
+        view = (
+            None
+            if round_ is None
+            else visibility.staff_view(round_, self.adapter.audit_view(round_))
+        )
         return {
             "type": "state",
             "table": self.id,
@@ -306,7 +328,9 @@ class TableViews:
             "procedures": self.procedures_state(),
             "transcript": None if round_ is None else transcript(round_),
             "tilts": self.tilts,
-            "shoe": None if self.inventory is None else self.inventory.to_json(),
+            "shoe": visibility.shoe(
+                round_, None if self.inventory is None else self.inventory.to_json()
+            ),
         }
 
     def procedures_state(self) -> dict[str, Any]:
@@ -395,7 +419,7 @@ class TableViews:
         subscribers = list(self.subscribers)
         players = {(c.subject, c.terminal) for c in subscribers if c.role == "player"}
         states = self.player_states(players) if players else {}
-        staff: str | None = None
+        staff: dict[bool, str] = {}  # by whether the role reads the round in progress
         same: str | None = None
         for connection in subscribers:
             if connection.role == "player":
@@ -415,6 +439,8 @@ class TableViews:
                 connection.last_state = key
                 connection.push(text)
             else:
-                if staff is None:
-                    staff = _encode(self.staff_state())
-                connection.push(staff)
+                reads = connection.role in visibility.ROUND_READERS
+                if reads not in staff:
+                    viewer = visibility.Viewer(connection.role, connection.subject)
+                    staff[reads] = _encode(visibility.staff_state(viewer, self.staff_state()))
+                connection.push(staff[reads])

@@ -1,0 +1,335 @@
+"""The information policy: what each role and identity may see of a table, a round, a recall and
+a shoe at each phase — one module, as :mod:`tablejack.store.policy` is for money. Every view that
+leaves the server (the REST routes, the WebSocket frames, game and terminal recall) is built from
+the game's data and then passed through the function here that fits it; nothing is shown that
+these functions did not let through.
+
+The policy (docs/security.md, "The information policy"):
+
+* **Nobody sees a card face down or not yet dealt**, whatever his role, until it is turned: the
+  dealer's hole card of a classic or version A round, from the moment it is dealt until the
+  engine turns it (:func:`face_down`). PA 633c.5(o) has the dealer move the hole card into the
+  card reader "without exposing it to anyone at the table, including the dealer": the card
+  reader peeks, the engine knows, and no API — not the dealer console's, not the supervisor's —
+  gives its value. The cards still in the shoe are never listed in order (no API reads the
+  virtual shoe's order); a count by code counts a face-down card as still in the shoe
+  (:func:`shoe`), so two counts cannot be subtracted into the hole card. Version B (no hole
+  card, PA 633c.5(w)) and multi-action (the dealer's first card face up, his next ones drawn
+  after every hand is played, NJ MAB (f)(2)) deal nothing face down.
+* **A player** sees everything face up at his table, his own wagers, decisions, settlements and
+  balance; another player of the round is named only by a label (``player 2``: the order of his
+  first wager), never by his account, and no other player's balance, limits or ledger.
+* **Staff** see by role and need: the dealer and the supervisor the whole table face up (every
+  player's wagers and hands, the card request, the transcript); the cashier and the operator
+  the table's status without the round's cards (:func:`staff_state`); a round that is over
+  (complete or void) shows the supervisor and the operator its every card in recall. Money
+  stays with the money routes and their roles (:data:`tablejack.store.policy.PERMISSIONS`).
+
+The functions are pure: they take the viewer, the round (the engine's object, read-only) and the
+document built for it, and return what may be shown.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tablejack.core.hands import Hand
+
+__all__ = [
+    "FACE_DOWN",
+    "HOLE_CARD_RULE",
+    "STAFF",
+    "Viewer",
+    "conceal",
+    "conceal_text",
+    "face_down",
+    "face_down_codes",
+    "player_view",
+    "pseudonyms",
+    "round_recall",
+    "shoe",
+    "staff_state",
+    "staff_view",
+    "terminal_recall",
+]
+
+FACE_DOWN = "back"
+"""What a face-down card is shown as (the terminal draws a card's back)."""
+HOLE_CARD_RULE = "PA 633c.5(o)"
+"""The hole card goes into the card reader without being exposed to anyone, the dealer too."""
+STAFF = frozenset({"dealer", "supervisor", "cashier", "operator"})
+"""The roles that see a table as staff (the whole table face up, every player named)."""
+AUDIT = frozenset({"supervisor", "operator"})
+"""The roles that audit a round that is over: every card of it, face down or not."""
+ROUND_READERS = frozenset({"dealer", "supervisor"})
+"""The staff who see the round in progress (its cards, wagers, transcript): the dealer who
+deals it and the supervisor who watches it; the cashier and the operator see the table's
+status, not its cards (their work is money and the floor's set-up)."""
+ROUND_FIELDS = ("view", "transcript", "shoe")
+"""What of a staff state message is the round in progress and the shoe."""
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """Who looks: a role (``player``, a staff role, ``terminal``, ``anonymous``), the subject
+    (a player's account, a staff member's name) and the terminal of a player's session."""
+
+    role: str
+    subject: str = ""
+    terminal: str = ""
+
+    @classmethod
+    def of(cls, principal: Any) -> Viewer:
+        """The viewer of a credential (anything with ``role``, ``subject`` and ``terminal``)."""
+        return cls(
+            str(principal.role),
+            str(principal.subject),
+            str(getattr(principal, "terminal", "") or ""),
+        )
+
+    @property
+    def staff(self) -> bool:
+        """True for the dealer, the supervisor, the cashier and the operator."""
+        return self.role in STAFF
+
+
+# -- what is face down -------------------------------------------------------------------
+
+
+def face_down(round_: Any) -> tuple[int, ...]:
+    """The places, in the order the round's cards were dealt (its ``cards_dealt`` and its
+    ``card`` events), of the cards on the layout face down now: the dealer's hole card of a
+    classic or version A round from its deal until it is turned (PA 633c.5(n)(4), (o)). Empty
+    for a round without one (version B, multi-action) or once it is turned."""
+    if round_ is None or getattr(round_, "hole_card_revealed", True):
+        return ()
+    place = 0
+    for operation in round_.operations:
+        if operation.kind != "card":
+            continue
+        if operation.target == "dealer hole card":
+            return (place,)
+        place += 1
+    return ()
+
+
+def face_down_codes(round_: Any) -> list[str]:
+    """The codes of the cards :func:`face_down` names (for the counts that must not tell)."""
+    dealt = getattr(round_, "cards_dealt", [])
+    return [dealt[place].code for place in face_down(round_) if place < len(dealt)]
+
+
+def _masked_dealer(round_: Any, dealer: dict[str, Any]) -> dict[str, Any]:
+    """The dealer's box with the hole card face down: its value, the totals it would tell and
+    whether it makes a Blackjack withheld; the up card's total shown (``showing``)."""
+    out = dict(dealer)
+    for key in ("cards", "all_cards"):
+        cards = out.get(key)
+        if isinstance(cards, list) and len(cards) > 1:
+            out[key] = [cards[0], FACE_DOWN, *cards[2:]]
+    for key in ("hole_card", "total", "dealer_total", "dealer_blackjack"):
+        if key in out:
+            out[key] = None
+    up = round_.dealer.cards[:1]
+    for key in ("soft", "blackjack", "bust"):
+        if key in out:
+            out[key] = False
+    if "showing" in out or "soft" in out:
+        hand = Hand(up)
+        out["showing"] = {"total": hand.total, "soft": hand.is_soft} if up else None
+    return out
+
+
+# -- the table ---------------------------------------------------------------------------
+
+
+def staff_view(round_: Any, view: dict[str, Any]) -> dict[str, Any]:
+    """The staff's view of a round (the adapter's audit view): every card face up shown, a
+    face-down card not (:data:`HOLE_CARD_RULE`)."""
+    hidden = face_down(round_)
+    if not hidden:
+        return view
+    out = dict(view)
+    dealer = out.get("dealer")
+    if isinstance(dealer, dict):
+        out["dealer"] = _masked_dealer(round_, dealer)
+    dealt = out.get("cards_dealt")
+    if isinstance(dealt, list):
+        out["cards_dealt"] = [
+            FACE_DOWN if place in hidden else code for place, code in enumerate(dealt)
+        ]
+    return out
+
+
+def staff_state(viewer: Viewer, state: dict[str, Any]) -> dict[str, Any]:
+    """A staff state message (the table's status, round, instruction, procedures, and the
+    round in progress) as ``viewer`` may see it: the round's view, transcript and shoe only for
+    :data:`ROUND_READERS`; the others get the table without them (``None``)."""
+    if viewer.role in ROUND_READERS:
+        return state
+    return state | dict.fromkeys(ROUND_FIELDS)
+
+
+def player_view(viewer: Viewer, round_: Any, view: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A player's view of a round (the adapter's terminal view, which shows nothing face down):
+    every other player of the round named by his label, not his account."""
+    if view is None or round_ is None:
+        return view
+    names = pseudonyms(round_, viewer.subject)
+    if not names:
+        return view
+    concealed: dict[str, Any] = conceal(view, names)
+    return concealed
+
+
+def shoe(round_: Any, inventory: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A shoe's inventory as the staff see it: the count by code counts a face-down card as
+    still in the shoe (``face_down``: how many are counted so), so that two counts, before and
+    after the hole card is read, do not tell its value."""
+    if inventory is None:
+        return None
+    codes = face_down_codes(round_)
+    if not codes:
+        return inventory
+    out = dict(inventory)
+    by_code = dict(out.get("remaining_by_code") or {})
+    for code in codes:
+        by_code[code] = by_code.get(code, 0) + 1
+    out["remaining_by_code"] = dict(sorted(by_code.items()))
+    out["face_down"] = len(codes)
+    return out
+
+
+# -- other players -----------------------------------------------------------------------
+
+
+def _players(round_: Any) -> list[str]:
+    """The round's players in the order of their first wager."""
+    names: list[str] = []
+    for wager in getattr(round_, "wagers", ()):
+        if wager.player not in names:
+            names.append(wager.player)
+    return names
+
+
+def pseudonyms(round_: Any, subject: str) -> dict[str, str]:
+    """Each other player of the round (every one but ``subject``) → his label, ``player N``
+    (N: the order of his first wager)."""
+    return {
+        name: f"player {number}"
+        for number, name in enumerate(_players(round_), start=1)
+        if name != subject and name
+    }
+
+
+def _pattern(names: Iterable[str]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])")
+
+
+def conceal(value: Any, names: Mapping[str, str]) -> Any:
+    """``value`` (JSON data) with every name of ``names`` replaced by its label: a string that
+    is the name, and the name as a word within a text (a transcript's line)."""
+    if not names:
+        return value
+    pattern = _pattern(names)
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            found = names.get(item)
+            if found is not None:
+                return found
+            return pattern.sub(lambda match: names[match.group(0)], item)
+        if isinstance(item, dict):
+            return {key: walk(entry) for key, entry in item.items()}
+        if isinstance(item, list):
+            return [walk(entry) for entry in item]
+        return item
+
+    return walk(value)
+
+
+def conceal_text(text: str, names: Mapping[str, str], encode: Any) -> str:
+    """:func:`conceal` of an encoded JSON text (``encode``: the compact JSON encoder that made
+    it): each name's JSON string, where it is a value, becomes its label's."""
+    if not names:
+        return text
+    tokens = {encode(name): encode(label) for name, label in names.items()}
+    pattern = _token_pattern(tuple(sorted(tokens)))
+    return pattern.sub(lambda match: tokens[match.group(0)], text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _token_pattern(tokens: tuple[str, ...]) -> re.Pattern[str]:
+    """The pattern of JSON string tokens where they are values, not keys (built once per set
+    of names: a broadcast asks for the same sets again and again)."""
+    alternatives = "|".join(re.escape(token) for token in sorted(tokens, key=len, reverse=True))
+    return re.compile(f"(?:{alternatives})" + r"(?!\s*:)")
+
+
+# -- recall ------------------------------------------------------------------------------
+
+
+def _hidden_places(viewer: Viewer, round_: Any, status: str) -> tuple[int, ...]:
+    """The card places a recall withholds from ``viewer``: the cards face down, unless the
+    round is over and the viewer audits it."""
+    hidden = face_down(round_)
+    if hidden and status != "open" and viewer.role in AUDIT:
+        return ()
+    return hidden
+
+
+def round_recall(viewer: Viewer, document: dict[str, Any], round_: Any) -> dict[str, Any]:
+    """Game recall (``GET /api/rounds/{id}``) as ``viewer`` may read it. Every card face down is
+    shown as such; a player (who played the round: the route checks) reads his own decisions,
+    the dealer's and the clock's, his own settlements, no event, and the other players by their
+    labels."""
+    out = copy.deepcopy(document)
+    hidden = _hidden_places(viewer, round_, str(document.get("status", "")))
+    if hidden:
+        places = {card["seq"]: place for place, card in enumerate(out.get("cards", []))}
+        hidden_seqs = {seq for seq, place in places.items() if place in hidden}
+        for card in out.get("cards", []):
+            if card["seq"] in hidden_seqs:
+                card["code"] = FACE_DOWN
+        for event in out.get("events", []):
+            if event.get("seq") in hidden_seqs and isinstance(event.get("payload"), dict):
+                event["payload"] = {**event["payload"], "code": FACE_DOWN}
+    if viewer.role != "player":
+        return out
+    others = set(pseudonyms(round_, viewer.subject)) if round_ is not None else set()
+    out["events"] = []
+    out["decisions"] = [d for d in out.get("decisions", []) if d.get("actor") not in others]
+    out["settlements"] = [
+        s for s in out.get("settlements", []) if s.get("player") in (viewer.subject, None)
+    ]
+    if round_ is not None:
+        out = conceal(out, pseudonyms(round_, viewer.subject))
+    return out
+
+
+def terminal_recall(
+    viewer: Viewer,
+    documents: list[dict[str, Any]],
+    hidden: Mapping[str, set[int]],
+) -> list[dict[str, Any]]:
+    """Terminal recall (``GET /api/floor/terminals/{id}/recall``) as ``viewer`` may read it:
+    the card steps of ``hidden`` (round id → the seqs of its cards face down now, see
+    :func:`face_down`) shown face down, whoever asks."""
+    out = []
+    for document in documents:
+        seqs = hidden.get(str(document.get("round_id")), set())
+        if not seqs:
+            out.append(document)
+            continue
+        steps = [
+            {**step, "card": FACE_DOWN} if step.get("seq") in seqs and "card" in step else step
+            for step in document.get("steps", [])
+        ]
+        out.append({**document, "steps": steps})
+    return out
