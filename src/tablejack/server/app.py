@@ -27,6 +27,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 
 from tablejack.server import (
+    cage_api,
     floor_api,
     pages,
     records_api,
@@ -217,6 +218,7 @@ def create_app(
     tilt_api.register(app)  # table tilts and the shoe (PA 605a lock-out)
     app.include_router(terminal_features.router)  # the terminal's language catalogs
     app.include_router(trust_api.router)  # sessions, credentials, the cage, checkpoints
+    app.include_router(cage_api.router)  # the cage's voucher look-up and report; tickets
     if demo:
         from tablejack.server import demo as demo_floor
 

@@ -435,7 +435,8 @@ async def cash_out(store: Store, amount: int | None = None, *, actor: Actor) -> 
 
 
 async def _find_voucher(store: Store, code: str) -> Mapping[str, Any]:
-    """The issued voucher of a validation code, or the refusal (forged, already paid)."""
+    """The issued voucher of a validation code, or the refusal (forged, already paid, or
+    older than the floor's ``voucher_expiry_days``)."""
     clean = _normalise(code)
     if not check_code(clean):
         raise FloorRefusedError(
@@ -465,6 +466,14 @@ async def _find_voucher(store: Store, code: str) -> Mapping[str, Any]:
             "redeemed",
             f"Voucher {voucher_number(row['id'])} was already redeemed at {where}; it pays once "
             f"({VOUCHER_RULE}).",
+            VOUCHER_RULE,
+        )
+    days = int((await floor_settings(store)).get("voucher_expiry_days", 0) or 0)
+    if days > 0 and now_us() > int(row["issued_us"]) + days * 86_400_000_000:
+        raise FloorRefusedError(
+            "expired",
+            f"Voucher {voucher_number(row['id'])} expired {days} days after it was issued; it "
+            f"is no longer paid ({VOUCHER_RULE}).",
             VOUCHER_RULE,
         )
     return dict(row)
