@@ -328,9 +328,8 @@ def test_the_page_of_a_cashier_or_the_operator_shows_what_the_role_reads(
                 expect(page.get_by_test_id(tab)).to_be_hidden()
             if "tab-tilts" in tabs:
                 page.get_by_test_id("tab-tilts").click()
-                expect(page.get_by_test_id("no-tilts")).to_have_text(
-                    "Your role does not read the tilts."
-                )
+                expect(page.get_by_test_id("tab-tilts")).to_have_text("Terminals")
+                expect(page.get_by_test_id("no-tilts")).to_be_hidden()
                 expect(page.get_by_test_id("terminal-row-EWT-1")).to_contain_text("A1")
                 expect(page.get_by_test_id("terminal-tilts-EWT-1")).to_have_text("—")
                 expect(page.get_by_test_id("lock-EWT-1")).to_have_count(0)

@@ -31,8 +31,24 @@ from tablejack.store.policy import Role
 from tablejack.store.protections import CLEAR_CODES, TILT_CODES
 
 STATIC = Path(adapters.__file__).parent / "static"
-PAGE = ("terminal.html", "terminal.js", "common.js", "cards.js", "sound.js", "i18n.js")
-STAFF = ("dealer.html", "supervisor.html", "staff.js", "index.html", "common.js", "i18n.js")
+PAGE = (
+    "terminal.html",
+    "terminal.js",
+    "terminal_money.js",
+    "common.js",
+    "cards.js",
+    "sound.js",
+    "i18n.js",
+)
+STAFF = (
+    "dealer.html",
+    "supervisor.html",
+    "cage.html",
+    "staff.js",
+    "index.html",
+    "common.js",
+    "i18n.js",
+)
 """The staff pages, the landing page and what they import (common.js: the sign-in forms)."""
 LANGUAGES = ("en", "es")
 

@@ -75,19 +75,22 @@ router = APIRouter()
 )
 async def lookup_voucher(request: Request, body: CodeBody, who: Who) -> dict[str, Any]:
     """The voucher of a validation number — number, amount, state (``issued``: payable;
-    ``redeemed``: paid, with where and when), issuing terminal and time — before the cage pays
-    it (cashier, supervisor). ``payable`` says whether ``POST /api/cage/vouchers`` would pay it."""
+    ``redeemed``: paid, with where and when), issuing terminal and time, its expiry (``expired``
+    past the floor's ``voucher_expiry_days``) — before the cage pays it (cashier, supervisor).
+    ``payable`` says whether ``POST /api/cage/vouchers`` would pay it."""
     await need(request, who, "read_voucher")
     found = await _voucher_of(request, who, body.code)
     settings = await floor_settings(floor_of(request).store)
     expiry = int(settings.get("voucher_expiry_days", 0) or 0)
     expires_us = found["issued_us"] + expiry * meters_report.DAY_US if expiry > 0 else None
+    expired = expires_us is not None and floor_of(request).now_us() > expires_us
     return {
         **{k: found[k] for k in ("number", "amount", "status", "terminal", "issued_us")},
         "redeemed_us": found["redeemed_us"],
         "redeemed_terminal": found["redeemed_terminal"],
         "expires_us": expires_us,
-        "payable": found["status"] == "issued",
+        "expired": expired,
+        "payable": found["status"] == "issued" and not expired,
         "rule": VOUCHER_RULE,
     }
 

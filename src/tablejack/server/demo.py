@@ -47,6 +47,8 @@ DEMO_STAFF = {
     "operator": ("ops-olga", "demo-operator"),
 }
 """Each staff role's demo employee and token."""
+STAFF_PAGES = {"dealer": "/static/dealer.html", "cashier": "/static/cage.html"}
+"""Each staff role's page (the supervisor's page for the others)."""
 TERMINALS_PER_TABLE = 4
 SEATED_GAMES = ("classic", "multi-action")
 """Games whose terminals are bound to a seat (the others' players select a position)."""
@@ -190,7 +192,7 @@ async def demo_sign_in(request: Request, response: Response, body: DemoSignIn) -
         page = f"/static/terminal.html?table={binding.table}"
     elif body.role is not None:
         key, token, binding = None, DEMO_STAFF[body.role][1], None
-        page = "/static/supervisor.html" if body.role != "dealer" else "/static/dealer.html"
+        page = STAFF_PAGES.get(body.role, "/static/supervisor.html")
     else:
         raise HTTPException(422, "Name a player and a terminal, or a staff role.")
     parent = await creds.lookup(floor.store, token)

@@ -794,15 +794,7 @@ $("rg-button").addEventListener("click", async () => { await drawLimits(); $("rg
 
 // -- cash out and tips ------------------------------------------------------------------------
 
-$("cashout-button").addEventListener("click", async () => {
-  // the terminal the session is signed in at cashes out all the credit not in play
-  const r = await fetch("/api/floor/cash-out", { method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/json" }, body: "{}" });
-  const body = await r.json().catch(() => null);
-  $("voucher-text").textContent = r.ok
-    ? t("voucher.text", { number: body.voucher_number, amount: money(body.amount), code: body.validation_code.replace(/(\d{4})(?=\d)/g, "$1-") })
-    : refusalText(body, `${r.status}`);
-  $("voucher").showModal();
-});
+// (the cash-out, confirmed with its amount, and its ticket: terminal_money.js)
 
 // Tips to the dealer (PA 605a.5(d)): the button shows only while the floor enables tips; the
 // dollars typed become whole cents without a float ("5", "5.5", "5.25").
