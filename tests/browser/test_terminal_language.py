@@ -44,6 +44,7 @@ STAFF = (
     "dealer.html",
     "supervisor.html",
     "cage.html",
+    "card_entry.js",
     "staff.js",
     "index.html",
     "common.js",
