@@ -102,7 +102,7 @@ def test_a_bad_amount_is_refused_on_the_page_an_error_frame_is_shown_and_the_pag
             expect(page.get_by_test_id("offline")).to_be_visible()
             expect(page.get_by_test_id("offline")).to_have_text("Connection lost — reconnecting…")
             expect(page.get_by_test_id("offline")).to_be_hidden(timeout=10_000)
-            page.get_by_test_id("amount").fill("10")
+            page.get_by_test_id("side-amount-buzzer_beater").fill("10")
             page.get_by_test_id("side-buzzer_beater").click()  # the table still takes wagers
             expect(balance).to_have_text("$980.00")
             state = page.request.get(f"{server}/api/tables/E1/state", headers=DEALER).json()

@@ -288,7 +288,7 @@ def test_605a_a_round_in_spanish_shows_no_english_phase_or_wager_name(
             page.get_by_test_id("position-1").click()
             page.get_by_test_id("amount").fill("10")
             page.get_by_test_id("wager").click()
-            page.get_by_test_id("amount").fill("5")
+            page.get_by_test_id("side-amount-buzzer_beater").fill("5")
             page.get_by_test_id("side-buzzer_beater").click()
             expect(page.get_by_test_id("balance")).to_have_text("$985.00")
             no_english("wagering")

@@ -234,9 +234,11 @@ def test_633c5_c1_version_a_layout_shows_totals_stakes_and_results_on_one_screen
     tj.by("amount").fill("25")
     tj.by("wager").click()
     expect(tj.by("balance")).to_have_text("$975.00")
-    tj.by("amount").fill("5")
+    # the side wager has its own amount: the main wager's box keeps its $25
+    tj.by("side-amount-buzzer_beater").fill("5")
     tj.by("side-buzzer_beater").click()
     expect(tj.by("balance")).to_have_text("$970.00")
+    expect(tj.by("amount")).to_have_value("25")
     expect(tj.by("stake-buzzer_beater")).to_have_attribute("data-amount", "500")
     expect(tj.by("stake-hand-1")).to_have_attribute("data-amount", "2500")
     expect(tj.by("status")).to_have_text("Place your wagers — your wagers are in")
@@ -285,7 +287,7 @@ def test_633c5_y_version_b_round_shows_the_players_own_dealer_hand(
     tj.by("amount").fill("10")
     tj.by("wager").click()
     expect(tj.by("balance")).to_have_text("$990.00")
-    tj.by("amount").fill("5")
+    tj.by("side-amount-royal_match").fill("5")
     tj.by("side-royal_match").click()
     expect(tj.by("balance")).to_have_text("$985.00")
     tj.dealer("close-wagering")
@@ -500,9 +502,16 @@ def test_633a11_a_split_shows_each_hand_its_total_and_its_stakes(
     tj.by("action-split").click()
     expect(tj.by("hand-total-1")).to_have_text("11")
     expect(tj.by("stake-hand-2")).to_have_attribute("data-amount", "1000")
+    # the hand being played is marked, each hand labelled
+    expect(tj.by("hand-label-1")).to_have_text("Hand 1 · playing")
+    expect(tj.by("hand-label-2")).to_have_text("Hand 2")
+    expect(tj.by("hand-1")).to_have_attribute("aria-current", "true")
+    expect(tj.by("hand-2")).not_to_have_attribute("aria-current", "true")
     tj.by("action-double").click()  # hand 1: 8S 3C = 11 takes 10S
     expect(tj.by("hand-total-1")).to_have_text("21")
     expect(tj.by("hand-total-2")).to_have_text("10")
+    expect(tj.by("hand-label-2")).to_have_text("Hand 2 · playing")
+    expect(tj.by("hand-label-1")).to_have_text("Hand 1")
     tj.by("action-hit").click()  # hand 2: 8H 2D = 10 takes 9H
     expect(tj.by("hand-total-2")).to_have_text("19")
     tj.in_view("hand-1", "hand-2", "stake-hand-1", "stake-double-1", "stake-hand-2")
@@ -520,3 +529,23 @@ def test_633a11_a_split_shows_each_hand_its_total_and_its_stakes(
     tj.in_view("results", "hand-total-1", "hand-total-2", "hand-outcome-2", "dealer-total")
     tj.fits()
     tj.shot("result")
+
+
+@pytest.mark.parametrize("screen", ["desktop", "phone"])
+def test_605a_chips_add_to_the_amount_and_clear_empties_it(terminal: Any, screen: str) -> None:
+    from playwright.sync_api import expect
+
+    tj = terminal("A", screen)
+    tj.by("chip-clear").click()
+    expect(tj.by("amount")).to_have_value("")
+    tj.by("chip-2500").click()
+    tj.by("chip-500").click()
+    tj.by("chip-500").click()
+    expect(tj.by("amount")).to_have_value("35")
+    tj.by("chip-clear").click()
+    expect(tj.by("amount")).to_have_value("")
+    tj.by("chip-10000").click()
+    expect(tj.by("amount")).to_have_value("100")
+    expect(tj.by("side-amount-buzzer_beater")).to_have_value("5")  # a side wager's own box
+    tj.in_view("chip-clear", "side-amount-buzzer_beater", "side-buzzer_beater")
+    tj.fits()

@@ -260,8 +260,19 @@ function drawLayout() {
   }
   $("community-zone").hidden = !(info.game === "hybrid" || info.game === "hybrid-shared");
   $("dealer-rounds").hidden = info.game !== "multi-action";
-  $("side-wagers").replaceChildren(...info.side_wagers.map((kind) => el("button", { type: "button", class: "side", "data-testid": `side-${kind}`, "data-kind": kind,
-    onclick: () => { const amount = wagerAmount(); if (amount !== null) sendWager({ type: "wager", kind, amount }); } }, kindName(kind))));
+  // each side wager with its own amount box, beside its button
+  const sideAmount = (kind) => {
+    const amount = cents($(`side-amount-${kind}`).value);
+    if (amount === null) $("wager-error").textContent = t("wager.amount_invalid");
+    return amount;
+  };
+  const typed = Object.fromEntries([...document.querySelectorAll("[data-side-amount]")].map((i) => [i.dataset.sideAmount, i.value]));
+  $("side-wagers").replaceChildren(...info.side_wagers.map((kind) => el("span", { class: "side-item" },
+    el("label", { class: "amount side-amount" }, el("span", { class: "dollar", "aria-hidden": "true" }, "$"),
+      el("input", { id: `side-amount-${kind}`, "data-side-amount": kind, "data-testid": `side-amount-${kind}`, type: "text", inputmode: "decimal", autocomplete: "off",
+        value: typed[kind] ?? "5", "aria-label": t("wager.side_amount_label", { kind: kindName(kind) }) })),
+    el("button", { type: "button", class: "side", "data-testid": `side-${kind}`, "data-kind": kind,
+      onclick: () => { const amount = sideAmount(kind); if (amount !== null) sendWager({ type: "wager", kind, amount }); } }, kindName(kind)))));
   const multi = info.game === "multi-action";  // three betting spots in one wager (NJ MAB (f)(1))
   $("spots").hidden = !multi;
   $("single").hidden = multi;
@@ -292,10 +303,17 @@ function fresh(zone) {
 }
 
 function hands(list, zone, { mine = false, settlements = [], chips = true } = {}) {
+  // the hand being played: the first one not complete (after a split, the others wait)
+  const active = mine ? list.findIndex((h) => h.complete === false) : -1;
+  const labelled = mine && list.length > 1;
   return list.map((h, i) => {
     const codes = h.cards || h;
     const outcome = mine ? handOutcome(settlements, h.index ?? i) : null;
-    const box = el("div", { class: `hand${h.complete === false && mine ? " live" : ""}`, "data-testid": mine ? `hand-${i + 1}` : null },
+    const playing = i === active;
+    const label = labelled ? el("div", { class: `hand-label${playing ? " playing" : ""}`, "data-testid": `hand-label-${i + 1}` },
+      playing ? t("hand.playing", { n: i + 1 }) : t("hand.label", { n: i + 1 })) : null;
+    const box = el("div", { class: `hand${playing ? " live" : ""}${labelled ? " labelled" : ""}`, "data-testid": mine ? `hand-${i + 1}` : null, "aria-current": playing && labelled ? "true" : null },
+      label,
       hand(codes, { fresh: fresh(`${zone}/${i}`) }),
       el("div", { class: totalClass(h), "data-testid": mine ? `hand-total-${i + 1}` : null }, totalText(h)),
       outcome ? el("div", { class: `badge ${outcome.result}`, "data-testid": `hand-outcome-${i + 1}` }, outcome.text) : null,
@@ -586,13 +604,21 @@ function drawChipButtons() {
     button.title = money(amount);
   }
 }
-// A chip sets the amount box (and the spot boxes of a multi-action table) to its value.
+// A chip adds its value to the amount box (and to the backed spot boxes of a multi-action
+// table), as chips pile up on a layout; Clear empties them.
+const dollarsOf = (amount) => (amount % 100 ? (amount / 100).toFixed(2) : String(amount / 100));
 document.querySelectorAll("[data-chip]").forEach((b) => b.addEventListener("click", () => {
-  const dollars = String(Number(b.dataset.chip) / 100);
-  $("amount").value = dollars;
-  for (const k of [1, 2, 3]) if ($(`spot-${k}`).value.trim() !== "0") $(`spot-${k}`).value = dollars;
+  const value = Number(b.dataset.chip);
+  $("amount").value = dollarsOf((cents($("amount").value) || 0) + value);
+  for (const k of [1, 2, 3]) if ($(`spot-${k}`).value.trim() !== "0") $(`spot-${k}`).value = dollarsOf((cents($(`spot-${k}`).value) || 0) + value);
   $("wager-error").textContent = "";
 }));
+$("chip-clear").addEventListener("click", () => {
+  $("amount").value = "";
+  for (const k of [1, 2, 3]) if ($(`spot-${k}`).value.trim() !== "0") $(`spot-${k}`).value = "";
+  $("wager-error").textContent = "";
+  $("amount").focus();
+});
 $("wager").addEventListener("click", () => {
   const amount = wagerAmount();  // empty, 0, negative or a fraction of a cent: nothing is sent
   if (amount !== null) sendWager({ type: "wager", kind: "blackjack", amount });
