@@ -239,6 +239,8 @@ def test_633c5_c1_version_a_layout_shows_totals_stakes_and_results_on_one_screen
     tj.by("side-buzzer_beater").click()
     expect(tj.by("balance")).to_have_text("$970.00")
     expect(tj.by("amount")).to_have_value("25")
+    expect(tj.by("bet-meter")).to_have_text("$30.00")  # the Bet meter: this round's wagers
+    expect(tj.by("win-meter")).to_have_text("$0.00")
     expect(tj.by("stake-buzzer_beater")).to_have_attribute("data-amount", "500")
     expect(tj.by("stake-hand-1")).to_have_attribute("data-amount", "2500")
     expect(tj.by("status")).to_have_text("Place your wagers — your wagers are in")
@@ -259,6 +261,8 @@ def test_633c5_c1_version_a_layout_shows_totals_stakes_and_results_on_one_screen
 
     expect(tj.by("results")).to_contain_text("You win $50.00")
     expect(tj.by("results")).to_contain_text("Buzzer Beater You lose $5.00")
+    expect(tj.by("win-meter")).to_have_text("$100.00")  # the Win meter: what the round paid
+    tj.in_view("balance", "bet-meter", "win-meter")
     expect(tj.by("round-summary")).to_have_text(
         "This round: wagered $55.00, back $100.00 — net +$45.00"
     )

@@ -367,6 +367,7 @@ function render() {
   drawing = new Set(); dealtNow = 0;
   $("balance").textContent = money(state.balance);
   const you = view ? view.you : null;
+  drawMeters(you);
   drawDealer(view, you);
   drawCommunity(view, you);
   drawSeats(view, you);
@@ -380,6 +381,18 @@ function render() {
   primed = true;
 }
 let wasAwaiting = false;
+// The Bet and Win meters, as on the terminals players know: what is wagered this round, and
+// what the last settled round paid back (kept until the next round's first wager).
+let winMeter = 0;
+function drawMeters(you) {
+  const wagered = you ? (you.wagers || []).reduce((sum, w) => sum + (w.amount || 0), 0) : 0;
+  const settled = you && (you.settlements || []).length ? you.settlements : null;
+  if (settled) winMeter = settled.reduce((sum, s) => sum + (s.returned || 0), 0);
+  else if (wagered) winMeter = 0;
+  $("bet-meter").textContent = money(wagered);
+  $("win-meter").textContent = money(winMeter);
+  $("win-meter").parentElement.classList.toggle("won", winMeter > 0);
+}
 function redraw() { if (info) { drawLayout(); primed = false; if (state) render(); primed = true; } if (games.length) drawRecall(); drawEffectsButton(); }
 
 function drawDealer(view, you) {
