@@ -151,7 +151,7 @@ def test_605a_a_supervisor_locks_and_unlocks_a_terminal_and_clears_a_table_tilt(
             page.get_by_test_id("unlock-code-EWT-1").select_option("checked_no_fault")
             page.get_by_test_id("unlock-EWT-1-submit").click()
             error = page.get_by_test_id("terminal-EWT-1-error")
-            expect(error).to_contain_text("A clear names a code of")
+            expect(error).to_have_text("Give the reason for the clear: what was found and done.")
             assert near(page, "unlock-EWT-1-submit", "terminal-EWT-1-error")
             expect(page.get_by_test_id("terminal-tilts-EWT-1")).to_contain_text("Door open")
             page.get_by_test_id("unlock-EWT-1-reason").fill("door closed and checked")

@@ -171,7 +171,7 @@ function refusal(message) {
   const words = WORDED_ERRORS.includes(message.code) && has(`error.${message.code}`)
     ? t(`error.${message.code}`, vars)
     : current === "en" ? message.message : t("error.rule");
-  return message.rule ? `${words} [${message.rule}]` : words;
+  return message.rule && !words.includes(message.rule) ? `${words} [${message.rule}]` : words;  // the rule once
 }
 function tiltOf(message) {
   const code = (/\(([a-z_]+)[),]/.exec(message.message || "") || [])[1] || "";
@@ -209,9 +209,11 @@ function onMessage(message) {
     if (message.code === "confirm" && original) { askConfirmation(original, message.amount); return; }
     if (message.code === "tilt" && !message.id) return;  // shown on the overlay
     const text = refusal(message);
-    $("error").textContent = text;
-    $("error").title = message.message || "";
-    if (origin.has(message.id)) $(origin.get(message.id)).textContent = text;
+    // once: beside the control that sent it, else in the action bar's error line
+    const beside = origin.has(message.id);
+    $("error").textContent = beside ? "" : text;
+    $("error").title = beside ? "" : message.message || "";
+    if (beside) $(origin.get(message.id)).textContent = text;
     $("notice").textContent = "";
   } else if (message.type === "ack") {
     $("error").textContent = "";
@@ -856,5 +858,5 @@ $("tip-give").addEventListener("click", async () => {
     body: JSON.stringify({ table: info ? info.id : tableId, amount }) });
   const body = await r.json();
   const refusal = body && typeof body.detail === "object" && !Array.isArray(body.detail) ? body.detail : { message: JSON.stringify(body && body.detail), rule: "" };
-  $("tip-text").textContent = r.ok ? t("tip.given", { amount: money(body.amount), balance: money(body.balance) }) : `${refusal.message} [${refusal.rule}]`;
+  $("tip-text").textContent = r.ok ? t("tip.given", { amount: money(body.amount), balance: money(body.balance) }) : refusal.rule && !String(refusal.message).includes(refusal.rule) ? `${refusal.message} [${refusal.rule}]` : refusal.message;
 });
