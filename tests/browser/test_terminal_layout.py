@@ -249,6 +249,9 @@ def test_633c5_c1_version_a_layout_shows_totals_stakes_and_results_on_one_screen
 
     expect(tj.by("action-double")).to_be_visible()
     expect(tj.by("hand-total-1")).to_have_text("11")
+    expect(tj.page.get_by_label("Amount for a double")).to_have_count(1)  # no EZ Bust at A1
+    expect(tj.by("action-panel")).not_to_contain_text("EZ Bust")
+    expect(tj.by("placard-ez-bust")).to_have_count(0)
     expect(tj.by("dealer-total")).to_have_text("Showing 10")
     expect(tj.by("dealer-box").locator("[data-card]")).to_have_count(2)  # the hole card, down
     expect(tj.by("status")).to_have_text("Players decide — your decision")
@@ -342,6 +345,11 @@ def test_633b16_classic_round_with_ez_bust_shows_the_bust_total(terminal: Any, s
     expect(tj.by("countdown-default")).to_have_text("then: no EZ Bust wager")
     expect(tj.by("dealer-total")).to_have_text("Showing 5")
     expect(tj.by("hand-total-1")).to_have_text("15")
+    # the placard and the prompt name EZ Bust's pay; the amount box says what it is for
+    expect(tj.by("placard-ez-bust")).to_contain_text("EZ Bust")
+    expect(tj.by("placard-ez-bust")).to_contain_text("pays up to")
+    expect(tj.page.get_by_label("EZ Bust amount")).to_have_count(1)
+    expect(tj.by("action-panel")).to_contain_text("pays up to")
     tj.in_view("action-ez-bust", "action-no-ez-bust", "action-amount", "dealer-total", "hand-1")
     tj.fits()
     tj.shot("ez-bust")

@@ -535,6 +535,7 @@ function drawBar() {
       onclick: () => { const message = actionMessage(a); if (message) send(message, "action-error"); } }, t(`action.${a}`, {}, a.replace("-", " ")))));
   const multi = info.game === "multi-action";
   $("action-amount-box").hidden = multi || !legal.some((a) => AMOUNT_ACTIONS.includes(a));
+  drawAmountLabel(legal);
   drawDoubleSpots(multi && legal.includes("double") ? you : null);
   for (const control of $("wager-panel").querySelectorAll("button")) control.disabled = !wagering;
   for (const control of $("action-panel").querySelectorAll("button")) control.disabled = blocked;
@@ -677,6 +678,24 @@ $("sound-button").addEventListener("click", () => { setEffects(!effectsOn()); dr
 
 // -- the game rules icon (633c.5(c)(2)–(3)) -------------------------------------------------
 
+// The amount box's label names the decision it is for (EZ Bust with its pay), never a
+// decision the table does not offer.
+function drawAmountLabel(legal) {
+  const pays = ezBustPays();
+  const label = legal.includes("ez-bust") ? t("action.amount_label_ez_bust", { pays: pays || "" })
+    : legal.includes("insurance") ? t("action.amount_label_insurance")
+      : t("action.amount_label_double");
+  $("action-amount-box").querySelector(".label").textContent = label;
+  $("action-amount").setAttribute("aria-label", label);
+}
+// The best pay of the table's EZ Bust paytable ("up to 10 to 1"), or null.
+function ezBustPays() {
+  const table = ((info && info.rules_icon && info.rules_icon.paytables) || []).find((p) => p.kind === "ez_bust");
+  const rows = table ? table.rows.filter((r) => r.odds) : [];
+  if (!rows.length) return null;
+  const best = rows.reduce((a, b) => (b.odds[0] / b.odds[1] > a.odds[0] / a.odds[1] ? b : a));
+  return odds(best.odds);
+}
 function odds([a, b]) { return t("rules.odds", { a: a.toLocaleString(current), b: b.toLocaleString(current) }); }
 function drawRules() {
   const icon = info.rules_icon;
@@ -702,7 +721,8 @@ function drawRules() {
   $("placard").replaceChildren(el("h2", {}, info.title),
     el("ul", {}, lines.slice(0, 3).map((line) => el("li", {}, line)),
       facts ? el("li", {}, t("rules.limits", { min: money(facts.table_minimum), max: money(facts.table_maximum) })) : null,
-      offered.length ? el("li", {}, t("placard.side_wagers", { wagers: offered.join(", ") })) : null),
+      offered.length ? el("li", {}, t("placard.side_wagers", { wagers: offered.join(", ") })) : null,
+      ezBustPays() ? el("li", { "data-testid": "placard-ez-bust" }, t("placard.ez_bust", { pays: ezBustPays() })) : null),
     el("p", { class: "muted" }, t("placard.more")));
   const tables = icon.paytables || [];
   $("paytables").replaceChildren(...tables.map((table) => el("section", { class: "paytable", "data-testid": `paytable-${table.kind}` },
