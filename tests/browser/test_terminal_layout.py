@@ -281,6 +281,15 @@ def test_633c5_c1_version_a_layout_shows_totals_stakes_and_results_on_one_screen
     tj.in_view("stake-hand-1", "stake-double-1", "wager", "action-bar")
     tj.fits()
     tj.shot("result")
+    # the next round opens: the last round's cards stay on the layout until the next deal
+    tj.by("result-ok").click()
+    tj.dealer("open-round")
+    expect(tj.by("status")).to_contain_text("Place your wagers")
+    expect(tj.by("dealer-box").locator("[data-card]")).to_have_count(2)
+    expect(tj.by("community-box").locator("[data-card='9C']")).to_be_visible()
+    expect(tj.by("hand-1").locator("[data-card]")).to_have_count(3)
+    expect(tj.by("felt")).to_have_class(re.compile(r"previous-round"))
+    expect(tj.by("stake-hand-1")).to_have_count(0)  # no stake of the last round in play
 
 
 @pytest.mark.parametrize("screen", screens())
@@ -547,7 +556,7 @@ def test_633a11_a_split_shows_each_hand_its_total_and_its_stakes(
 def test_605a_chips_add_to_the_amount_and_clear_empties_it(terminal: Any, screen: str) -> None:
     from playwright.sync_api import expect
 
-    tj = terminal("A", screen)
+    tj = terminal("B", screen)
     tj.by("chip-clear").click()
     expect(tj.by("amount")).to_have_value("")
     tj.by("chip-2500").click()
@@ -558,6 +567,6 @@ def test_605a_chips_add_to_the_amount_and_clear_empties_it(terminal: Any, screen
     expect(tj.by("amount")).to_have_value("")
     tj.by("chip-10000").click()
     expect(tj.by("amount")).to_have_value("100")
-    expect(tj.by("side-amount-buzzer_beater")).to_have_value("5")  # a side wager's own box
-    tj.in_view("chip-clear", "side-amount-buzzer_beater", "side-buzzer_beater")
+    expect(tj.by("side-amount-royal_match")).to_have_value("5")  # a side wager's own box
+    tj.in_view("chip-clear", "side-amount-royal_match", "side-royal_match")
     tj.fits()

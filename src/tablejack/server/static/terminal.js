@@ -370,9 +370,16 @@ function render() {
   $("balance").textContent = money(state.balance);
   const you = view ? view.you : null;
   drawMeters(you);
-  drawDealer(view, you);
-  drawCommunity(view, you);
-  drawSeats(view, you);
+  // the last round's cards stay on the layout, dimmed, until the next round's first card
+  if (view && hasCards(view)) lastDealt = { round: state.round_id, view };
+  const previous = lastDealt && !(view && hasCards(view)) && (!view || lastDealt.round !== state.round_id) ? lastDealt.view : null;
+  $("felt").classList.toggle("previous-round", !!previous);
+  if (previous) primed = false;  // cards already seen: no deal animation or sound for them
+  const shown = previous || view;
+  const shownYou = previous ? previousYou(previous.you, you) : you;
+  drawDealer(shown, shownYou);
+  drawCommunity(shown, shownYou);
+  drawSeats(previous ? { ...view, ...previousSeats(previous, view) } : view, shownYou);
   drawBar();
   drawResults();
   drawLock();
@@ -383,6 +390,24 @@ function render() {
   primed = true;
 }
 let wasAwaiting = false;
+let lastDealt = null;  // {round, view}: the last view with cards on the layout
+function hasCards(view) {
+  const d = view.dealer || {};
+  return !!((d.cards && d.cards.length) || d.first_card || (view.community_cards && view.community_cards.length)
+    || (view.players_cards && view.players_cards.length));
+}
+// The player as shown while the last round's cards stay: its hands and outcomes, with this
+// round's wagers (no stake of the last round is shown as if it were in play).
+function previousYou(old, now) {
+  if (!old) return now;
+  const hands = (old.hands || []).map((h) => ({ ...h, wager: 0, spots: [], complete: true }));
+  return { ...old, hands, wagers: now ? now.wagers || [] : [], spots: now ? now.spots : null,
+    legal_actions: [], awaiting_decision: false };
+}
+function previousSeats(old, now) {
+  return { players: old.players || [], positions: old.positions || (now || {}).positions,
+    players_cards: old.players_cards, you: undefined };
+}
 // The Bet and Win meters, as on the terminals players know: what is wagered this round, and
 // what the last settled round paid back (kept until the next round's first wager).
 let winMeter = 0;
