@@ -162,3 +162,25 @@ def test_605a5c_a_voucher_older_than_the_expiry_is_refused(backend: Backend) -> 
     code, paid, found, outstanding = backend.run(body)
     assert (code, paid, outstanding) == ("expired", 0, 4000)
     assert found is not None and found["status"] == "issued"
+
+
+def test_605a5c_the_ticket_for_a_receipt_printer_is_esc_pos_with_the_printer_s_own_barcode(
+    make_client: Any, kit: Any
+) -> None:
+    client = make_client()
+    cat, code = cashed_out(client, kit, 7000)
+    body = {"code": code, "format": "escpos"}
+    printed = client.post("/api/floor/vouchers/ticket", json=body, headers=cat)
+    assert printed.status_code == 200
+    assert printed.headers["content-type"] == "application/octet-stream"
+    data = printed.content
+    # GS k 70 (Interleaved 2 of 5, function B), the length, then the 18 digits
+    assert b"\x1dkF\x12" + code.encode() in data
+    assert b"$70.00" in data and amount_in_words(7000).encode() in data
+    assert data.endswith(b"\x1dV\x00")  # the cut
+    bad = client.post(
+        "/api/floor/vouchers/ticket", json={"code": code, "format": "pdf"}, headers=cat
+    )
+    assert bad.status_code == 422
+    bob = kit.session(client, "bob", "EWT-2", "A1")
+    assert client.post("/api/floor/vouchers/ticket", json=body, headers=bob).status_code == 403

@@ -16,12 +16,12 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 from pydantic import Field
 
 from tablejack.server.access import Strict, Who, floor_of, need, refuse
 from tablejack.server.text import SafeText
-from tablejack.server.ticket import ticket_html
+from tablejack.server.ticket import ticket_escpos, ticket_html
 from tablejack.store import cage, meters_report
 from tablejack.store.vouchers import VOUCHER_RULE, floor_settings, terminal
 
@@ -40,6 +40,13 @@ class CodeBody(Strict):
     ignored)."""
 
     code: SafeText = Field(min_length=1, max_length=40)
+
+
+class TicketBody(CodeBody):
+    """A voucher's ticket: ``html`` (printable page) or ``escpos`` (a receipt printer's
+    commands)."""
+
+    format: SafeText = Field(default="html", pattern=r"^(html|escpos)$")
 
 
 def _cash_desk(who: Any) -> bool:
@@ -123,13 +130,17 @@ async def cage_report(
     response_class=HTMLResponse,
     responses={
         **REFUSED,
-        200: {"content": {"text/html": {}}, "description": "The printable ticket."},
+        200: {
+            "content": {"text/html": {}, "application/octet-stream": {}},
+            "description": "The printable ticket (HTML), or its ESC/POS commands.",
+        },
         404: {"description": "No voucher has this validation number (audited)."},
     },
 )
-async def voucher_ticket(request: Request, body: CodeBody, who: Who) -> HTMLResponse:
-    """The printable ticket of a voucher: the player whose game account it was cashed out of,
-    or the cage (cashier, supervisor); anyone else is refused and audited."""
+async def voucher_ticket(request: Request, body: TicketBody, who: Who) -> Response:
+    """The printable ticket of a voucher (``format``: ``html``, or ``escpos`` for a receipt
+    printer): the player whose game account it was cashed out of, or the cage (cashier,
+    supervisor); anyone else is refused and audited."""
     floor = floor_of(request)
     found = await _voucher_of(request, who, body.code)
     owner = who.role == "player" and who.subject == found["account"]
@@ -146,13 +157,15 @@ async def voucher_ticket(request: Request, body: CodeBody, who: Who) -> HTMLResp
     registered = await terminal(floor.store, found["terminal"])
     table = "" if registered is None else str(registered["table_id"])
     clean = "".join(ch for ch in body.code if ch.isdigit())
+    casino = str(settings.get("casino_name") or "tablejack")
+    days = int(settings.get("voucher_expiry_days", 0) or 0)
+    if body.format == "escpos":
+        return Response(
+            ticket_escpos(found, clean, casino=casino, table=table, expiry_days=days),
+            media_type="application/octet-stream",
+            headers={"Cache-Control": "no-store"},
+        )
     return HTMLResponse(
-        ticket_html(
-            found,
-            clean,
-            casino=str(settings.get("casino_name") or "tablejack"),
-            table=table,
-            expiry_days=int(settings.get("voucher_expiry_days", 0) or 0),
-        ),
+        ticket_html(found, clean, casino=casino, table=table, expiry_days=days),
         headers={"Cache-Control": "no-store"},
     )

@@ -2,7 +2,9 @@
 printer or a browser's print dialog — that carries the validation number as an Interleaved 2
 of 5 barcode (the symbology of TITO tickets; a cage's hand scanner reads it as keyboard input)
 and in figures, the amount in figures and in words, the date and time of issue, the terminal
-and table it was printed at, the voucher number, its expiry and the casino's name.
+and table it was printed at, the voucher number, its expiry and the casino's name — or the same
+ticket as ESC/POS commands for a receipt printer (:func:`ticket_escpos`, python-escpos; the
+printer draws the barcode itself).
 
 >>> amount_in_words(123_45)
 'ONE HUNDRED TWENTY-THREE DOLLARS AND 45/100'
@@ -21,7 +23,7 @@ from typing import Any
 
 from tablejack.core.money import format_cents
 
-__all__ = ["amount_in_words", "barcode_svg", "grouped", "ticket_html"]
+__all__ = ["amount_in_words", "barcode_svg", "grouped", "ticket_escpos", "ticket_html"]
 
 _ONES = [
     "ZERO",
@@ -128,16 +130,8 @@ def ticket_html(
     """The printable ticket of ``voucher`` (its record, :func:`tablejack.store.cage.
     voucher_by_code`) and its validation ``code``; a voucher no longer payable is marked so."""
     e = html.escape
-    issued = int(voucher["issued_us"])
-    expires = _when(issued + expiry_days * 86_400_000_000) if expiry_days > 0 else "does not expire"
     state = "" if voucher["status"] == "issued" else f"VOID — {e(str(voucher['status']).upper())}"
-    rows = [
-        ("Validation", grouped(code)),
-        ("Date", _when(issued)),
-        ("Terminal", f"{voucher['terminal']} · table {table}" if table else voucher["terminal"]),
-        ("Voucher #", voucher["number"]),
-        ("Expires", expires),
-    ]
+    rows = _fields(voucher, code, table=table, expiry_days=expiry_days)
     fields = "".join(f"<dt>{e(name)}</dt><dd>{e(str(value))}</dd>" for name, value in rows)
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
@@ -157,3 +151,51 @@ def ticket_html(
         '<p class="actions"><button onclick="print()">Print</button></p>'
         "</body></html>"
     )
+
+
+def _fields(
+    voucher: dict[str, Any], code: str, *, table: str, expiry_days: int
+) -> list[tuple[str, str]]:
+    issued = int(voucher["issued_us"])
+    expires = _when(issued + expiry_days * 86_400_000_000) if expiry_days > 0 else "does not expire"
+    where = f"{voucher['terminal']} · table {table}" if table else str(voucher["terminal"])
+    return [
+        ("Validation", grouped(code)),
+        ("Date", _when(issued)),
+        ("Terminal", where),
+        ("Voucher #", str(voucher["number"])),
+        ("Expires", expires),
+    ]
+
+
+def ticket_escpos(
+    voucher: dict[str, Any],
+    code: str,
+    *,
+    casino: str,
+    table: str,
+    expiry_days: int,
+) -> bytes:
+    """The ticket as ESC/POS commands (python-escpos, its ``Dummy`` printer collects them): the
+    casino's name, the validation number as the printer's own Interleaved 2 of 5 barcode with
+    the digits under it, the amount in figures and in words, the fields, and a cut."""
+    from escpos.printer import Dummy  # type: ignore[import-untyped]
+
+    printer = Dummy()
+    printer.set(align="center", bold=True, double_height=True, double_width=True)
+    printer.text(f"{casino}\n")
+    printer.set(align="center", bold=True, normal_textsize=True)
+    printer.text("CASHOUT VOUCHER\n")
+    if voucher["status"] != "issued":
+        printer.text(f"VOID - {str(voucher['status']).upper()}\n")
+    printer.barcode(code, "ITF", height=80, width=2, pos="BELOW", function_type="B")
+    printer.set(align="center", bold=True, double_height=True, double_width=True)
+    printer.text(f"{format_cents(int(voucher['amount']))}\n")
+    printer.set(align="center", normal_textsize=True)
+    printer.text(f"{amount_in_words(int(voucher['amount']))}\n")
+    printer.set(align="left")
+    for name, value in _fields(voucher, code, table=table, expiry_days=expiry_days):
+        printer.text(f"{name}: {value}\n")
+    printer.cut()
+    output: bytes = printer.output
+    return output
