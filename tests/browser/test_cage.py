@@ -230,6 +230,24 @@ def test_every_staff_page_s_heading_names_its_role(
                 expect(page.get_by_test_id("open-tilts")).to_be_hidden()
                 expect(page.get_by_text("Your role does not read the tilts")).to_be_hidden()
                 expect(page.get_by_test_id("terminal-row-EWT-1")).to_be_visible()
+                # what an operator does: the floor's settings, each under its name
+                page.get_by_test_id("tab-settings").click()
+                row = page.get_by_test_id("setting-casino_name")
+                expect(row).to_contain_text("Casino name printed on vouchers")
+                page.get_by_test_id("setting-input-casino_name").fill('"Riverside Casino"')
+                page.get_by_test_id("setting-save-casino_name").click()
+                expect(page.get_by_test_id("setting-value-casino_name")).to_have_text(
+                    "Riverside Casino"
+                )
+                expect(page.get_by_test_id("setting-value-voucher_limit")).to_have_text(
+                    "$10,000.00"
+                )
+            else:
+                expect(page.get_by_test_id("tab-settings")).to_have_count(
+                    1 if page_path == "supervisor.html" else 0
+                )
+                if page_path == "supervisor.html":
+                    expect(page.get_by_test_id("tab-settings")).to_be_hidden()
             watch.check()
         finally:
             browser.close()

@@ -29,6 +29,7 @@ from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
 from tablejack.store.policy import Role
 from tablejack.store.protections import CLEAR_CODES, TILT_CODES
+from tablejack.store.settings import DEFAULT_SETTINGS
 
 STATIC = Path(adapters.__file__).parent / "static"
 PAGE = (
@@ -154,6 +155,7 @@ def staff_families() -> dict[str, set[str]]:
         "staff.game.": set(GAMES),
         "staff.game_short.": set(GAMES),
         "staff.role.": {role.value for role in Role},
+        "setting.": set(DEFAULT_SETTINGS),
         "staff.phase.": phases(),
         "staff.table_status.": {"open", "closed", "halted"},
         "staff.terminal_status.": {"active", "retired"},
