@@ -19,6 +19,7 @@ from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.app import create_app
 from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
+from tablejack.server.testing import screenshot
 
 SCREENS = {"desk": (1280, 800), "phone": (390, 844)}
 REFUSED = re.compile(r"^Failed to load resource: the server responded with a status of (\d+)")
@@ -160,6 +161,7 @@ def test_605a5c_a_cashier_redeems_the_printed_voucher_from_the_cage_page(
             printed = ticket.get_by_test_id("ticket-code").inner_text()
             assert printed.replace("-", "") == code
             expect(page.get_by_test_id("balance")).to_have_text("$0.00")
+            screenshot(page, f"terminal-voucher-{screen}")
             watch.check()
 
             # the cage: the scanner types the barcode's digits and Enter
@@ -176,6 +178,7 @@ def test_605a5c_a_cashier_redeems_the_printed_voucher_from_the_cage_page(
                 "Not yet paid: it may be redeemed now."
             )
             expect(desk.get_by_test_id("voucher-found")).to_contain_text(terminal)
+            screenshot(desk, f"cage-{screen}")
             desk.get_by_role("button", name="Redeem").click()
             expect(desk.get_by_test_id("redeem-done")).to_contain_text("Paid $70.00 in cash")
             # the day's report counts it (the module's server: another screen's voucher too)

@@ -13,6 +13,7 @@ import pytest
 
 from tablejack.server.app import create_app
 from tablejack.server.demo import demo_setup, demo_tables
+from tablejack.server.testing import screenshot
 
 DESK: Any = {"viewport": {"width": 1280, "height": 800}}
 PHONE: Any = {"viewport": {"width": 390, "height": 844}}
@@ -54,6 +55,7 @@ def test_633c5_the_dealer_deals_a_live_round_while_two_terminals_play_it(
             expect(dealer.get_by_test_id("round-controls")).to_be_visible()
             expect(dealer.get_by_test_id("card-entry")).to_be_visible()
             expect(dealer.get_by_test_id("card-picker")).to_be_visible()
+            expect(dealer.get_by_test_id("shoe-draw")).to_have_text("Deal from the shoe")
             expect(dealer.get_by_test_id("automation")).to_be_hidden()
 
             players = []
@@ -79,7 +81,7 @@ def test_633c5_the_dealer_deals_a_live_round_while_two_terminals_play_it(
 
             # the first card by click, then the shoe; the players stand when asked
             dealer.get_by_test_id("pick-10S").click()
-            dealt = 1
+            dealt, shot = 1, False
             for page in players:
                 expect(
                     page.get_by_test_id("felt").locator("[data-card='10S']").first
@@ -101,6 +103,9 @@ def test_633c5_the_dealer_deals_a_live_round_while_two_terminals_play_it(
                     # the card is in: the shoe's count changed (so no card is sent twice)
                     expect(dealer.get_by_test_id("shoe")).not_to_have_text(count)
                     dealt += 1
+                    if dealt >= 6 and not shot:  # the README's picture of the live table
+                        screenshot(dealer, "console-live-dealer")
+                        shot = True
                 dealer.wait_for_timeout(150)
             for page in players:
                 expect(page.get_by_test_id("results")).to_contain_text("Blackjack wager")

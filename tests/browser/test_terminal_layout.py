@@ -281,6 +281,8 @@ def test_633c5_c1_version_a_layout_shows_totals_stakes_and_results_on_one_screen
     tj.in_view("stake-hand-1", "stake-double-1", "wager", "action-bar")
     tj.fits()
     tj.shot("result")
+    if screen == "wide":
+        return  # (the wide table's next round is the rules icon test's)
     # the next round opens: the last round's cards stay on the layout until the next deal
     tj.by("result-ok").click()
     tj.dealer("open-round")

@@ -29,6 +29,7 @@ __all__ = ["router"]
 
 DAY = r"^\d{4}-\d{2}-\d{2}$"
 REFUSED: dict[int | str, dict[str, Any]] = {
+    400: {"description": "A token in the URL (refused and audited)."},
     401: {"description": "No credential, or one unknown, expired or revoked."},
     403: {"description": "The role may not (refused and audited)."},
     422: {"description": "The body or a parameter is not valid."},

@@ -93,7 +93,15 @@ def barcode_svg(code: str) -> str:
 
     out = io.BytesIO()
     symbol = barcode.get("itf", code, writer=SVGWriter())
-    symbol.write(out, options={"write_text": False, "module_height": 14.0, "quiet_zone": 4.0})
+    symbol.write(
+        out,
+        options={
+            "write_text": False,
+            "module_width": 0.3,
+            "module_height": 14.0,
+            "quiet_zone": 4.0,
+        },
+    )
     svg = out.getvalue().decode()
     return svg[svg.index("<svg") :]
 
@@ -107,7 +115,7 @@ body { font-family: "DejaVu Sans Mono", monospace; margin: 0; background: #fff; 
 .ticket { width: 76mm; margin: 6mm auto; padding: 4mm; border: 1px dashed #000; }
 h1 { font-size: 15pt; text-align: center; margin: 0 0 2mm; }
 h2 { font-size: 11pt; text-align: center; margin: 0 0 3mm; letter-spacing: .1em; }
-.barcode svg { width: 100%; height: auto; display: block; }
+.barcode svg { display: block; margin: 0 auto; }
 .code { text-align: center; font-size: 12pt; font-weight: bold; margin: 1mm 0 3mm; }
 .amount { text-align: center; font-size: 18pt; font-weight: bold; margin: 2mm 0 1mm; }
 .words { text-align: center; font-size: 8pt; margin-bottom: 3mm; }

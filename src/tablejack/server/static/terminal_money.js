@@ -14,6 +14,8 @@ async function send(path, body = {}) {
   const answer = r.headers.get("content-type")?.startsWith("text/html") ? await r.text() : await r.json().catch(() => null);
   return { ok: r.ok, status: r.status, answer, refusal: r.ok ? "" : refusalText(answer, `${r.status}`) };
 }
+// The validation number as the ticket prints it: two digits, then groups of four.
+const grouped = (code) => [code.slice(0, 2), ...code.slice(2).match(/\d{1,4}/g)].join("-");
 async function balance() {
   const r = await fetch("/api/me", { credentials: "same-origin" });
   return r.ok ? (await r.json()).balance : null;
@@ -60,7 +62,7 @@ $("cashout-confirm").addEventListener("close", async () => {
   frame.hidden = true; $("ticket-print").hidden = true;
   if (!done.ok) { $("voucher-text").textContent = done.refusal; $("voucher").showModal(); return; }
   const v = done.answer;
-  $("voucher-text").textContent = t("voucher.text", { number: v.voucher_number, amount: money(v.amount), code: v.validation_code.replace(/(\d{4})(?=\d)/g, "$1-") });
+  $("voucher-text").textContent = t("voucher.text", { number: v.voucher_number, amount: money(v.amount), code: grouped(v.validation_code) });
   $("voucher").showModal();
   const ticket = await send("/api/floor/vouchers/ticket", { code: v.validation_code });
   if (ticket.ok) { frame.srcdoc = ticket.answer; frame.hidden = false; $("ticket-print").hidden = false; }
