@@ -97,7 +97,7 @@ def barcode_svg(code: str) -> str:
         out,
         options={
             "write_text": False,
-            "module_width": 0.3,
+            "module_width": 0.25,
             "module_height": 14.0,
             "quiet_zone": 4.0,
         },
@@ -112,7 +112,8 @@ def _when(us: int) -> str:
 
 STYLE = """
 body { font-family: "DejaVu Sans Mono", monospace; margin: 0; background: #fff; color: #000; }
-.ticket { width: 76mm; margin: 6mm auto; padding: 4mm; border: 1px dashed #000; }
+.ticket { width: 76mm; max-width: calc(100vw - 4mm); box-sizing: border-box; margin: 2mm auto;
+  padding: 3mm; border: 1px dashed #000; }
 h1 { font-size: 15pt; text-align: center; margin: 0 0 2mm; }
 h2 { font-size: 11pt; text-align: center; margin: 0 0 3mm; letter-spacing: .1em; }
 .barcode svg { display: block; margin: 0 auto; }
@@ -122,8 +123,7 @@ h2 { font-size: 11pt; text-align: center; margin: 0 0 3mm; letter-spacing: .1em;
 dl { display: grid; grid-template-columns: auto 1fr; gap: 1mm 3mm; font-size: 9pt; margin: 0; }
 dt { font-weight: bold; } dd { margin: 0; }
 .state { text-align: center; font-weight: bold; font-size: 12pt; border: 2px solid #000; margin-top: 3mm; }
-.actions { text-align: center; margin: 4mm; font-family: sans-serif; }
-@media print { .actions { display: none; } .ticket { border: none; margin: 0; } }
+@media print { .ticket { border: none; margin: 0; } }
 """
 
 
@@ -155,9 +155,7 @@ def ticket_html(
         f"{e(amount_in_words(int(voucher['amount'])))}</div>"
         f"<dl>{fields}</dl>"
         + (f'<p class="state" data-testid="ticket-state">{state}</p>' if state else "")
-        + "</article>"
-        '<p class="actions"><button onclick="print()">Print</button></p>'
-        "</body></html>"
+        + "</article></body></html>"
     )
 
 
