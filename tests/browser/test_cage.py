@@ -42,7 +42,9 @@ def read_itf(svg: str) -> str:
     and of the gaps between them, narrow or wide, after the start pattern (four narrow)."""
     bars = [
         (float(x), float(w))
-        for x, w in re.findall(r'<rect x="([\d.]+)mm" y="[\d.]+mm" width="([\d.]+)mm"', svg)
+        for x, w in re.findall(
+            r'<rect x="([\d.]+)(?:mm)?" y="[\d.]+(?:mm)?" width="([\d.]+)(?:mm)?"', svg
+        )
     ]
     widths: list[float] = []
     for index, (x, w) in enumerate(bars):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 import io
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -103,7 +104,15 @@ def barcode_svg(code: str) -> str:
         },
     )
     svg = out.getvalue().decode()
-    return svg[svg.index("<svg") :]
+    svg = svg[svg.index("<svg") :]
+    # lengths in user units and a viewBox, so the barcode scales into a narrow ticket whole
+    width, height = re.search(r'width="([\d.]+)mm" height="([\d.]+)mm"', svg).groups()  # type: ignore[union-attr]
+    svg = re.sub(r'="([\d.]+)mm"', r'="\1"', svg)
+    return svg.replace(
+        f'width="{width}" height="{height}"',
+        f'width="{width}mm" height="{height}mm" viewBox="0 0 {width} {height}"',
+        1,
+    )
 
 
 def _when(us: int) -> str:
@@ -116,7 +125,7 @@ body { font-family: "DejaVu Sans Mono", monospace; margin: 0; background: #fff; 
   padding: 3mm; border: 1px dashed #000; }
 h1 { font-size: 15pt; text-align: center; margin: 0 0 2mm; }
 h2 { font-size: 11pt; text-align: center; margin: 0 0 3mm; letter-spacing: .1em; }
-.barcode svg { display: block; margin: 0 auto; }
+.barcode svg { display: block; margin: 0 auto; max-width: 100%; height: auto; }
 .code { text-align: center; font-size: 12pt; font-weight: bold; margin: 1mm 0 3mm; }
 .amount { text-align: center; font-size: 18pt; font-weight: bold; margin: 2mm 0 1mm; }
 .words { text-align: center; font-size: 8pt; margin-bottom: 3mm; }
