@@ -1,6 +1,7 @@
 """Make the pictures of the pages in this folder: the player terminal of every game (a round on
-a stacked shoe, at 1280×800 and on a phone's 390×844), the dealer console and the supervisor
-page. The browser tests take them (Debian's Chromium through Playwright, as `make test` does)
+a stacked shoe, at 1280×800 and on a phone's 390×844), the dealer console (and the demo's
+live-dealer table dealt from it), the supervisor page, the cage's page and a cash-out voucher's
+ticket at the terminal. The browser tests take them (Debian's Chromium through Playwright, as `make test` does)
 while they play their scenes; this script runs those tests with ``TABLEJACK_SCREENSHOTS`` set
 and keeps the pictures the docs and the README show.
 
@@ -22,6 +23,8 @@ TESTS = [
     "tests/browser/test_terminal_layout.py",
     "tests/browser/test_console.py",
     "tests/browser/test_supervisor.py",
+    "tests/browser/test_live_dealer.py",
+    "tests/browser/test_cage.py",
 ]
 KEEP = {
     "A1-2-decide.png": "terminal-version-a-1280x800.png",
@@ -34,6 +37,10 @@ KEEP = {
     "console-version-b.png": "dealer-console-version-b.png",
     "supervisor-tables.png": "supervisor-tables.png",
     "supervisor-tilts.png": "supervisor-tilts.png",
+    "console-live-dealer.png": "dealer-console-live-dealer.png",
+    "cage-desk.png": "cage-1280x800.png",
+    "terminal-voucher-desk.png": "terminal-voucher-1280x800.png",
+    "terminal-voucher-phone.png": "terminal-voucher-390x844.png",
 }
 """The pictures kept (the tests' name → this folder's name)."""
 

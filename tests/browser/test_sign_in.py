@@ -211,6 +211,8 @@ def test_605a_the_terminals_requests_go_with_its_session_tip_recall_and_cash_out
             page.get_by_test_id("recall-dialog").get_by_role("button", name="Close recall").click()
 
             page.get_by_test_id("cashout-button").click()
+            expect(page.get_by_test_id("cashout-confirm-text")).to_contain_text("$995.00")
+            page.get_by_test_id("cashout-yes").click()
             expect(page.get_by_test_id("voucher-text")).to_contain_text("for $995.00")
             expect(page.get_by_test_id("voucher-text")).to_contain_text("validation code")
             expect(page.get_by_test_id("balance")).to_have_text("$0.00")
@@ -336,6 +338,14 @@ def test_605a4d_the_demo_landing_page_signs_in_with_one_click(
             supervisor.get_by_test_id("staff-supervisor").click()
             expect(supervisor.get_by_test_id("who")).to_have_text("floor-sam (supervisor)")
             expect(supervisor.get_by_test_id("tables")).to_contain_text("Hybrid A — Buzzer Beater")
+
+            # the cashier's click opens the cage's page, under its own heading
+            cashier = browser_kit.context(browser, **SCREEN).new_page()
+            cashier.goto(f"{demo_server}/")
+            cashier.get_by_test_id("staff-cashier").click()
+            expect(cashier.get_by_role("heading", name="Cage — cashier")).to_be_visible()
+            expect(cashier.get_by_label("Validation number")).to_be_visible()
+            assert cashier.url == f"{demo_server}/static/cage.html"
 
             # ann's browser is still ann's
             ann.goto(f"{demo_server}/static/terminal.html")

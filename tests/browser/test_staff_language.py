@@ -248,8 +248,12 @@ def test_605a_the_dealer_console_in_spanish_shows_no_english_heading_or_button(
             expect(page.get_by_test_id("shoe")).to_contain_text("Sabot virtual, 6 barajas")
             expect(page.get_by_test_id("procedures")).to_contain_text("Jornada de juego")
             check("no round")
+            expect(page.get_by_test_id("next")).to_have_text("Abra la ronda siguiente.")
 
             dealer("open-round")
+            expect(page.get_by_test_id("next")).to_have_text(
+                "Las apuestas están abiertas; ciérrelas para repartir."
+            )
             wager(server, "ann", "EWT-1", 1, 1000)
             wager(server, "bob", "EWT-2", 2, 2500)
             expect(page.get_by_test_id("wagers")).to_contain_text("Apuesta de Blackjack")

@@ -151,7 +151,7 @@ def test_605a_a_supervisor_locks_and_unlocks_a_terminal_and_clears_a_table_tilt(
             page.get_by_test_id("unlock-code-EWT-1").select_option("checked_no_fault")
             page.get_by_test_id("unlock-EWT-1-submit").click()
             error = page.get_by_test_id("terminal-EWT-1-error")
-            expect(error).to_contain_text("A clear names a code of")
+            expect(error).to_have_text("Give the reason for the clear: what was found and done.")
             assert near(page, "unlock-EWT-1-submit", "terminal-EWT-1-error")
             expect(page.get_by_test_id("terminal-tilts-EWT-1")).to_contain_text("Door open")
             page.get_by_test_id("unlock-EWT-1-reason").fill("door closed and checked")
@@ -328,9 +328,8 @@ def test_the_page_of_a_cashier_or_the_operator_shows_what_the_role_reads(
                 expect(page.get_by_test_id(tab)).to_be_hidden()
             if "tab-tilts" in tabs:
                 page.get_by_test_id("tab-tilts").click()
-                expect(page.get_by_test_id("no-tilts")).to_have_text(
-                    "Your role does not read the tilts."
-                )
+                expect(page.get_by_test_id("tab-tilts")).to_have_text("Terminals")
+                expect(page.get_by_test_id("no-tilts")).to_be_hidden()
                 expect(page.get_by_test_id("terminal-row-EWT-1")).to_contain_text("A1")
                 expect(page.get_by_test_id("terminal-tilts-EWT-1")).to_have_text("—")
                 expect(page.get_by_test_id("lock-EWT-1")).to_have_count(0)

@@ -189,6 +189,8 @@ def test_the_terminal_page_logs_no_error_through_a_round_and_every_dialog(
             terminal.by("result-ok").click()
             expect(terminal.by("results")).to_have_text("")
             terminal.by("cashout-button").click()
+            expect(terminal.by("cashout-yes")).to_have_text("Cash out $1,010.00")
+            terminal.by("cashout-yes").click()
             expect(terminal.by("voucher-text")).to_contain_text("for $1,010.00")
             assert terminal.errors == []
         finally:

@@ -107,9 +107,10 @@ def test_605a_terminal_in_spanish_confirms_repeats_and_holds_the_result(
             expect(page.get_by_test_id("position")).to_have_text("1")
             # nothing to repeat yet: the refusal in Spanish, its rule kept
             page.get_by_test_id("repeat").click()
-            expect(page.get_by_test_id("error")).to_have_text(
+            expect(page.get_by_test_id("wager-error")).to_have_text(
                 "No hay nada que repetir ahora. [PA 605a repeat last bet]"
             )
+            expect(page.get_by_test_id("error")).to_have_text("")  # once, beside the control
             page.get_by_test_id("amount").fill("60")
             page.get_by_test_id("wager").click()
             dialog = page.get_by_test_id("confirm-dialog")

@@ -29,10 +29,28 @@ from tablejack.server.floor import Floor
 from tablejack.server.table import TableConfig
 from tablejack.store.policy import Role
 from tablejack.store.protections import CLEAR_CODES, TILT_CODES
+from tablejack.store.settings import DEFAULT_SETTINGS
 
 STATIC = Path(adapters.__file__).parent / "static"
-PAGE = ("terminal.html", "terminal.js", "common.js", "cards.js", "sound.js", "i18n.js")
-STAFF = ("dealer.html", "supervisor.html", "staff.js", "index.html", "common.js", "i18n.js")
+PAGE = (
+    "terminal.html",
+    "terminal.js",
+    "terminal_money.js",
+    "common.js",
+    "cards.js",
+    "sound.js",
+    "i18n.js",
+)
+STAFF = (
+    "dealer.html",
+    "supervisor.html",
+    "cage.html",
+    "card_entry.js",
+    "staff.js",
+    "index.html",
+    "common.js",
+    "i18n.js",
+)
 """The staff pages, the landing page and what they import (common.js: the sign-in forms)."""
 LANGUAGES = ("en", "es")
 
@@ -137,6 +155,7 @@ def staff_families() -> dict[str, set[str]]:
         "staff.game.": set(GAMES),
         "staff.game_short.": set(GAMES),
         "staff.role.": {role.value for role in Role},
+        "setting.": set(DEFAULT_SETTINGS),
         "staff.phase.": phases(),
         "staff.table_status.": {"open", "closed", "halted"},
         "staff.terminal_status.": {"active", "retired"},
@@ -271,7 +290,7 @@ def test_605a_a_round_in_spanish_shows_no_english_phase_or_wager_name(
             page.get_by_test_id("position-1").click()
             page.get_by_test_id("amount").fill("10")
             page.get_by_test_id("wager").click()
-            page.get_by_test_id("amount").fill("5")
+            page.get_by_test_id("side-amount-buzzer_beater").fill("5")
             page.get_by_test_id("side-buzzer_beater").click()
             expect(page.get_by_test_id("balance")).to_have_text("$985.00")
             no_english("wagering")

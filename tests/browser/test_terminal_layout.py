@@ -234,9 +234,13 @@ def test_633c5_c1_version_a_layout_shows_totals_stakes_and_results_on_one_screen
     tj.by("amount").fill("25")
     tj.by("wager").click()
     expect(tj.by("balance")).to_have_text("$975.00")
-    tj.by("amount").fill("5")
+    # the side wager has its own amount: the main wager's box keeps its $25
+    tj.by("side-amount-buzzer_beater").fill("5")
     tj.by("side-buzzer_beater").click()
     expect(tj.by("balance")).to_have_text("$970.00")
+    expect(tj.by("amount")).to_have_value("25")
+    expect(tj.by("bet-meter")).to_have_text("$30.00")  # the Bet meter: this round's wagers
+    expect(tj.by("win-meter")).to_have_text("$0.00")
     expect(tj.by("stake-buzzer_beater")).to_have_attribute("data-amount", "500")
     expect(tj.by("stake-hand-1")).to_have_attribute("data-amount", "2500")
     expect(tj.by("status")).to_have_text("Place your wagers — your wagers are in")
@@ -245,6 +249,9 @@ def test_633c5_c1_version_a_layout_shows_totals_stakes_and_results_on_one_screen
 
     expect(tj.by("action-double")).to_be_visible()
     expect(tj.by("hand-total-1")).to_have_text("11")
+    expect(tj.page.get_by_label("Amount for a double")).to_have_count(1)  # no EZ Bust at A1
+    expect(tj.by("action-panel")).not_to_contain_text("EZ Bust")
+    expect(tj.by("placard-ez-bust")).to_have_count(0)
     expect(tj.by("dealer-total")).to_have_text("Showing 10")
     expect(tj.by("dealer-box").locator("[data-card]")).to_have_count(2)  # the hole card, down
     expect(tj.by("status")).to_have_text("Players decide — your decision")
@@ -257,6 +264,8 @@ def test_633c5_c1_version_a_layout_shows_totals_stakes_and_results_on_one_screen
 
     expect(tj.by("results")).to_contain_text("You win $50.00")
     expect(tj.by("results")).to_contain_text("Buzzer Beater You lose $5.00")
+    expect(tj.by("win-meter")).to_have_text("$100.00")  # the Win meter: what the round paid
+    tj.in_view("balance", "bet-meter", "win-meter")
     expect(tj.by("round-summary")).to_have_text(
         "This round: wagered $55.00, back $100.00 — net +$45.00"
     )
@@ -272,6 +281,17 @@ def test_633c5_c1_version_a_layout_shows_totals_stakes_and_results_on_one_screen
     tj.in_view("stake-hand-1", "stake-double-1", "wager", "action-bar")
     tj.fits()
     tj.shot("result")
+    if screen == "wide":
+        return  # (the wide table's next round is the rules icon test's)
+    # the next round opens: the last round's cards stay on the layout until the next deal
+    tj.by("result-ok").click()
+    tj.dealer("open-round")
+    expect(tj.by("status")).to_contain_text("Place your wagers")
+    expect(tj.by("dealer-box").locator("[data-card]")).to_have_count(2)
+    expect(tj.by("community-box").locator("[data-card='9C']")).to_be_visible()
+    expect(tj.by("hand-1").locator("[data-card]")).to_have_count(3)
+    expect(tj.by("felt")).to_have_class(re.compile(r"previous-round"))
+    expect(tj.by("stake-hand-1")).to_have_count(0)  # no stake of the last round in play
 
 
 @pytest.mark.parametrize("screen", screens())
@@ -285,7 +305,7 @@ def test_633c5_y_version_b_round_shows_the_players_own_dealer_hand(
     tj.by("amount").fill("10")
     tj.by("wager").click()
     expect(tj.by("balance")).to_have_text("$990.00")
-    tj.by("amount").fill("5")
+    tj.by("side-amount-royal_match").fill("5")
     tj.by("side-royal_match").click()
     expect(tj.by("balance")).to_have_text("$985.00")
     tj.dealer("close-wagering")
@@ -336,6 +356,11 @@ def test_633b16_classic_round_with_ez_bust_shows_the_bust_total(terminal: Any, s
     expect(tj.by("countdown-default")).to_have_text("then: no EZ Bust wager")
     expect(tj.by("dealer-total")).to_have_text("Showing 5")
     expect(tj.by("hand-total-1")).to_have_text("15")
+    # the placard and the prompt name EZ Bust's pay; the amount box says what it is for
+    expect(tj.by("placard-ez-bust")).to_contain_text("EZ Bust")
+    expect(tj.by("placard-ez-bust")).to_contain_text("pays up to")
+    expect(tj.page.get_by_label("EZ Bust amount")).to_have_count(1)
+    expect(tj.by("action-panel")).to_contain_text("pays up to")
     tj.in_view("action-ez-bust", "action-no-ez-bust", "action-amount", "dealer-total", "hand-1")
     tj.fits()
     tj.shot("ez-bust")
@@ -500,9 +525,16 @@ def test_633a11_a_split_shows_each_hand_its_total_and_its_stakes(
     tj.by("action-split").click()
     expect(tj.by("hand-total-1")).to_have_text("11")
     expect(tj.by("stake-hand-2")).to_have_attribute("data-amount", "1000")
+    # the hand being played is marked, each hand labelled
+    expect(tj.by("hand-label-1")).to_have_text("Hand 1 · playing")
+    expect(tj.by("hand-label-2")).to_have_text("Hand 2")
+    expect(tj.by("hand-1")).to_have_attribute("aria-current", "true")
+    expect(tj.by("hand-2")).not_to_have_attribute("aria-current", "true")
     tj.by("action-double").click()  # hand 1: 8S 3C = 11 takes 10S
     expect(tj.by("hand-total-1")).to_have_text("21")
     expect(tj.by("hand-total-2")).to_have_text("10")
+    expect(tj.by("hand-label-2")).to_have_text("Hand 2 · playing")
+    expect(tj.by("hand-label-1")).to_have_text("Hand 1")
     tj.by("action-hit").click()  # hand 2: 8H 2D = 10 takes 9H
     expect(tj.by("hand-total-2")).to_have_text("19")
     tj.in_view("hand-1", "hand-2", "stake-hand-1", "stake-double-1", "stake-hand-2")
@@ -520,3 +552,23 @@ def test_633a11_a_split_shows_each_hand_its_total_and_its_stakes(
     tj.in_view("results", "hand-total-1", "hand-total-2", "hand-outcome-2", "dealer-total")
     tj.fits()
     tj.shot("result")
+
+
+@pytest.mark.parametrize("screen", ["desktop", "phone"])
+def test_605a_chips_add_to_the_amount_and_clear_empties_it(terminal: Any, screen: str) -> None:
+    from playwright.sync_api import expect
+
+    tj = terminal("B", screen)
+    tj.by("chip-clear").click()
+    expect(tj.by("amount")).to_have_value("")
+    tj.by("chip-2500").click()
+    tj.by("chip-500").click()
+    tj.by("chip-500").click()
+    expect(tj.by("amount")).to_have_value("35")
+    tj.by("chip-clear").click()
+    expect(tj.by("amount")).to_have_value("")
+    tj.by("chip-10000").click()
+    expect(tj.by("amount")).to_have_value("100")
+    expect(tj.by("side-amount-royal_match")).to_have_value("5")  # a side wager's own box
+    tj.in_view("chip-clear", "side-amount-royal_match", "side-royal_match")
+    tj.fits()

@@ -27,6 +27,7 @@ from fastapi.responses import JSONResponse, Response
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from tablejack.server import (
+    cage_api,
     floor_api,
     health,
     pages,
@@ -257,6 +258,7 @@ def create_app(
     app.include_router(health.router)  # /healthz, /readyz for load balancers
     app.include_router(floor_metrics.router)  # /metrics for Prometheus
     app.add_middleware(RequestIds)  # the logs' request ids (outermost)
+    app.include_router(cage_api.router)  # the cage's voucher look-up and report; tickets
     if demo:
         from tablejack.server import demo as demo_floor
 

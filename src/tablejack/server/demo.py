@@ -1,6 +1,9 @@
 """The demo floor: a version A hybrid table, a version B table when the engine has one, a
 classic table with EZ Bust and an NJ multi-action table, each dealt from a virtual card-reading
-shoe by the automated dealer;
+shoe by the automated dealer; and a version A table dealt by a person (``L1``, PA 633c.5): the
+dealer opens each round and closes wagering at the dealer console and deals from the
+card-reading shoe — cards clicked or typed at the console, read by the console's simulated
+shoe, or sent by a reader over the line protocol (:mod:`tablejack.server.reader`);
 demo players with credit, four registered terminals per table (each with its device
 credential), and dealer, supervisor, cashier and operator tokens.
 
@@ -15,12 +18,15 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tablejack.core.cards import full_deck
 from tablejack.core.rules import ClassicRules
 from tablejack.games import GAMES
 from tablejack.server.access import floor_of
 from tablejack.server.adapters import ADAPTERS
 from tablejack.server.auth import DEVICE_COOKIE, SESSION_COOKIE, AuthRefusedError
 from tablejack.server.floor import Floor
+from tablejack.server.inventory import counts_of
+from tablejack.server.inventory import load as load_shoe
 from tablejack.server.table import TableConfig
 from tablejack.server.text import REFUSE_CONTROL_CHARACTERS
 from tablejack.server.trust_api import set_cookie
@@ -48,6 +54,8 @@ DEMO_STAFF = {
     "operator": ("ops-olga", "demo-operator"),
 }
 """Each staff role's demo employee and token."""
+STAFF_PAGES = {"dealer": "/static/dealer.html", "cashier": "/static/cage.html"}
+"""Each staff role's page (the supervisor's page for the others)."""
 TERMINALS_PER_TABLE = 4
 SEATED_GAMES = ("classic", "multi-action")
 """Games whose terminals are bound to a seat (the others' players select a position)."""
@@ -73,6 +81,18 @@ def demo_tables() -> list[TableConfig]:
                 title="Hybrid A — Buzzer Beater",
                 wagering_seconds=10,
                 confirm_above=50_000,  # a wager above $500 is confirmed twice (PA 605a)
+            )
+        )
+        live = GAMES["hybrid"].rules_class.from_mapping(
+            {"name": "Hybrid table, version A, live dealer (PA 633c.5)", "countdown_seconds": 20}
+        )
+        tables.append(
+            TableConfig(
+                "L1",
+                live,
+                title="Hybrid A — live dealer",
+                source="reader",  # the dealer's card-reading shoe, or cards entered at the console
+                automated=False,  # the dealer opens each round and closes wagering
             )
         )
     if "hybrid-shared" in GAMES and "hybrid-shared" in ADAPTERS:
@@ -116,6 +136,10 @@ async def demo_setup(floor: Floor) -> None:
                 position=number if seated else None,
                 key=demo_terminal_key(terminal),
             )
+    for table in floor.tables.values():
+        if table.config.source == "reader" and table.inventory is None:  # the live table's shoe
+            decks = [card.code for card in full_deck()] * table.rules.decks
+            await load_shoe(table, counts_of(decks), by="dealer-dana", source="demo")
     for table in floor.tables.values():
         if table.procedure_problem() is None:
             continue
@@ -220,7 +244,7 @@ async def demo_sign_in(request: Request, response: Response, body: DemoSignIn) -
     else:
         assert body.role is not None  # (DemoSignIn refuses a body that names no one)
         key, token, binding = None, DEMO_STAFF[body.role][1], None
-        page = "/static/supervisor.html" if body.role != "dealer" else "/static/dealer.html"
+        page = STAFF_PAGES.get(body.role, "/static/supervisor.html")
     parent = await creds.lookup(floor.store, token)
     principal = await floor.auth.authenticate(token, fresh=True)
     if parent is None or principal is None:

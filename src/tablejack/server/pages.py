@@ -1,5 +1,5 @@
-"""The pages the server serves: the terminal, the dealer console, the supervisor page and the
-landing page (static HTML, CSS and JavaScript modules, no build step), and ``/docs`` — the
+"""The pages the server serves: the terminal, the dealer console, the supervisor page, the
+cage's page and the landing page (static HTML, CSS and JavaScript modules, no build step), and ``/docs`` — the
 OpenAPI document in Swagger UI with every file served from here, so a floor's closed network
 needs nothing else."""
 
@@ -51,8 +51,14 @@ def redirect_to(page: str) -> Callable[[], RedirectResponse]:
     return go
 
 
-for page in ("terminal", "dealer", "supervisor"):
+for page in ("terminal", "dealer", "supervisor", "cage"):
     router.add_api_route(f"/{page}", redirect_to(page), include_in_schema=False)
+
+
+@router.get("/favicon.ico", include_in_schema=False)
+async def favicon() -> FileResponse:
+    """The pages' icon (browsers ask for it on every page)."""
+    return FileResponse(str(STATIC.joinpath("favicon.svg")), media_type="image/svg+xml")
 
 
 @router.get("/docs", include_in_schema=False)

@@ -156,7 +156,9 @@ def register_tilts(app: FastAPI) -> None:
             raise await refused(
                 table,
                 who,
-                RefusedError("invalid", f"A tilt code is one of {TILT_CODES}.", TABLE_TILT_RULE),
+                RefusedError(
+                    "invalid", f"A tilt code is one of {', '.join(TILT_CODES)}.", TABLE_TILT_RULE
+                ),
             )
         async with table.lock:
             entry = await raise_tilt(table, body.code, body.reason or body.code, by=who.subject)

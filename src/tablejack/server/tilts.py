@@ -178,7 +178,9 @@ async def clear_table(table: Table, code: str, reason: str, *, by: str) -> dict[
     checked the role). An irregular round still needs the supervisor's void."""
     if code not in CLEAR_CODES or not reason.strip():
         raise RefusedError(
-            "invalid", f"A clear names a code of {CLEAR_CODES} and a reason.", TABLE_TILT_RULE
+            "invalid",
+            f"A clear names a code ({', '.join(CLEAR_CODES)}) and a reason.",
+            TABLE_TILT_RULE,
         )
     async with table.lock:
         active = table.table_tilts()

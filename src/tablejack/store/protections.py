@@ -230,7 +230,9 @@ async def lock_terminal(
     terminal's connection was lost), refused unless the writer still holds the table's lease
     (:mod:`tablejack.store.fencing`)."""
     if code not in TILT_CODES:
-        raise FloorRefusedError("invalid", f"A tilt code is one of {TILT_CODES}.", TILT_RULE)
+        raise FloorRefusedError(
+            "invalid", f"A tilt code is one of {', '.join(TILT_CODES)}.", TILT_RULE
+        )
 
     async def lock(connection: AsyncConnection) -> dict[str, Any]:
         await connection.execute(
@@ -277,7 +279,7 @@ async def clear_terminal(
         raise refusal
     if code not in CLEAR_CODES or not reason.strip():
         raise FloorRefusedError(
-            "invalid", f"A clear names a code of {CLEAR_CODES} and a reason.", TILT_RULE
+            "invalid", f"A clear names a code ({', '.join(CLEAR_CODES)}) and a reason.", TILT_RULE
         )
     async with store.transaction() as connection:
         moved = await connection.execute(

@@ -45,6 +45,8 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "token_lifetimes": {},
     "session_lifetime_s": 12 * 3600,
     "sas_link_required": False,
+    "voucher_expiry_days": 0,
+    "casino_name": "tablejack",
 }
 """The operator's floor settings and their defaults: the largest voucher a terminal issues
 ($10,000.00), the largest hand pay an attendant makes without a supervisor ($1,200.00), the
@@ -56,7 +58,9 @@ when a terminal that loses its connection while its player has an unsettled wage
 how long the credentials of a role live (``token_lifetimes``: role → seconds, over
 :data:`tablejack.store.credentials.DEFAULT_LIFETIMES`) and a session (``session_lifetime_s``);
 whether a terminal with a SAS link is locked while its host does not poll it
-(``sas_link_required``; docs/sas.md)."""
+(``sas_link_required``; docs/sas.md);
+how many days a voucher may be redeemed (``voucher_expiry_days``, 0: it does not expire) and the
+casino's name printed on it (``casino_name``)."""
 
 
 class FloorRefusedError(StoreError):
@@ -92,6 +96,10 @@ def valid_setting(key: str, value: Any) -> bool:
         return isinstance(value, int) and not isinstance(value, bool) and value > 0
     if key == "gaming_day_start_hour":
         return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 23
+    if key == "voucher_expiry_days":  # 0: a voucher does not expire
+        return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 3650
+    if key == "casino_name":  # printed on every voucher
+        return isinstance(value, str) and 1 <= len(value) <= 64 and value.isprintable()
     if key == "license_rounding":
         return value in ("up", "down")
     if key == "token_lifetimes":

@@ -480,8 +480,9 @@ async def _unused(store: Store, code: str) -> None:
 async def _find_voucher(
     store: Store, code: str, system: str | None = None, amount: int | None = None
 ) -> Mapping[str, Any]:
-    """The issued voucher of a validation code, or the refusal (forged, already paid). With
-    ``system``: a voucher that system validated, of ``amount`` (a host's redemption)."""
+    """The issued voucher of a validation code, or the refusal (forged, already paid, or older
+    than the floor's ``voucher_expiry_days``). With ``system``: a voucher that system validated,
+    of ``amount`` (a host's redemption)."""
     clean = _normalise(code)
     if system is not None:
         check_system_code(clean, system)
@@ -520,6 +521,14 @@ async def _find_voucher(
             "redeemed",
             f"Voucher {voucher_number(row['id'])} was already redeemed at {where}; it pays once "
             f"({VOUCHER_RULE}).",
+            VOUCHER_RULE,
+        )
+    days = int((await floor_settings(store)).get("voucher_expiry_days", 0) or 0)
+    if days > 0 and now_us() > int(row["issued_us"]) + days * 86_400_000_000:
+        raise FloorRefusedError(
+            "expired",
+            f"Voucher {voucher_number(row['id'])} expired {days} days after it was issued; it "
+            f"is no longer paid ({VOUCHER_RULE}).",
             VOUCHER_RULE,
         )
     return dict(row)

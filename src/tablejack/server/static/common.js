@@ -113,7 +113,8 @@ export class Socket {
 export function refusalText(body, otherwise = "") {
   const detail = body && body.detail;
   if (detail && typeof detail === "object" && !Array.isArray(detail) && detail.message)
-    return detail.rule ? `${detail.message} [${detail.rule}]` : detail.message;
+    // the rule once: a sentence that already cites it is not followed by it again
+    return detail.rule && !detail.message.includes(detail.rule) ? `${detail.message} [${detail.rule}]` : detail.message;
   if (typeof detail === "string") return detail;
   return detail ? JSON.stringify(detail) : otherwise;
 }

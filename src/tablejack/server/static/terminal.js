@@ -171,7 +171,7 @@ function refusal(message) {
   const words = WORDED_ERRORS.includes(message.code) && has(`error.${message.code}`)
     ? t(`error.${message.code}`, vars)
     : current === "en" ? message.message : t("error.rule");
-  return message.rule ? `${words} [${message.rule}]` : words;
+  return message.rule && !words.includes(message.rule) ? `${words} [${message.rule}]` : words;  // the rule once
 }
 function tiltOf(message) {
   const code = (/\(([a-z_]+)[),]/.exec(message.message || "") || [])[1] || "";
@@ -209,9 +209,11 @@ function onMessage(message) {
     if (message.code === "confirm" && original) { askConfirmation(original, message.amount); return; }
     if (message.code === "tilt" && !message.id) return;  // shown on the overlay
     const text = refusal(message);
-    $("error").textContent = text;
-    $("error").title = message.message || "";
-    if (origin.has(message.id)) $(origin.get(message.id)).textContent = text;
+    // once: beside the control that sent it, else in the action bar's error line
+    const beside = origin.has(message.id);
+    $("error").textContent = beside ? "" : text;
+    $("error").title = beside ? "" : message.message || "";
+    if (beside) $(origin.get(message.id)).textContent = text;
     $("notice").textContent = "";
   } else if (message.type === "ack") {
     $("error").textContent = "";
@@ -260,8 +262,19 @@ function drawLayout() {
   }
   $("community-zone").hidden = !(info.game === "hybrid" || info.game === "hybrid-shared");
   $("dealer-rounds").hidden = info.game !== "multi-action";
-  $("side-wagers").replaceChildren(...info.side_wagers.map((kind) => el("button", { type: "button", class: "side", "data-testid": `side-${kind}`, "data-kind": kind,
-    onclick: () => { const amount = wagerAmount(); if (amount !== null) sendWager({ type: "wager", kind, amount }); } }, kindName(kind))));
+  // each side wager with its own amount box, beside its button
+  const sideAmount = (kind) => {
+    const amount = cents($(`side-amount-${kind}`).value);
+    if (amount === null) $("wager-error").textContent = t("wager.amount_invalid");
+    return amount;
+  };
+  const typed = Object.fromEntries([...document.querySelectorAll("[data-side-amount]")].map((i) => [i.dataset.sideAmount, i.value]));
+  $("side-wagers").replaceChildren(...info.side_wagers.map((kind) => el("span", { class: "side-item" },
+    el("label", { class: "amount side-amount" }, el("span", { class: "dollar", "aria-hidden": "true" }, "$"),
+      el("input", { id: `side-amount-${kind}`, "data-side-amount": kind, "data-testid": `side-amount-${kind}`, type: "text", inputmode: "decimal", autocomplete: "off",
+        value: typed[kind] ?? "5", "aria-label": t("wager.side_amount_label", { kind: kindName(kind) }) })),
+    el("button", { type: "button", class: "side", "data-testid": `side-${kind}`, "data-kind": kind,
+      onclick: () => { const amount = sideAmount(kind); if (amount !== null) sendWager({ type: "wager", kind, amount }); } }, kindName(kind)))));
   const multi = info.game === "multi-action";  // three betting spots in one wager (NJ MAB (f)(1))
   $("spots").hidden = !multi;
   $("single").hidden = multi;
@@ -292,10 +305,17 @@ function fresh(zone) {
 }
 
 function hands(list, zone, { mine = false, settlements = [], chips = true } = {}) {
+  // the hand being played: the first one not complete (after a split, the others wait)
+  const active = mine ? list.findIndex((h) => h.complete === false) : -1;
+  const labelled = mine && list.length > 1;
   return list.map((h, i) => {
     const codes = h.cards || h;
     const outcome = mine ? handOutcome(settlements, h.index ?? i) : null;
-    const box = el("div", { class: `hand${h.complete === false && mine ? " live" : ""}`, "data-testid": mine ? `hand-${i + 1}` : null },
+    const playing = i === active;
+    const label = labelled ? el("div", { class: `hand-label${playing ? " playing" : ""}`, "data-testid": `hand-label-${i + 1}` },
+      playing ? t("hand.playing", { n: i + 1 }) : t("hand.label", { n: i + 1 })) : null;
+    const box = el("div", { class: `hand${playing ? " live" : ""}${labelled ? " labelled" : ""}`, "data-testid": mine ? `hand-${i + 1}` : null, "aria-current": playing && labelled ? "true" : null },
+      label,
       hand(codes, { fresh: fresh(`${zone}/${i}`) }),
       el("div", { class: totalClass(h), "data-testid": mine ? `hand-total-${i + 1}` : null }, totalText(h)),
       outcome ? el("div", { class: `badge ${outcome.result}`, "data-testid": `hand-outcome-${i + 1}` }, outcome.text) : null,
@@ -349,9 +369,17 @@ function render() {
   drawing = new Set(); dealtNow = 0;
   $("balance").textContent = money(state.balance);
   const you = view ? view.you : null;
-  drawDealer(view, you);
-  drawCommunity(view, you);
-  drawSeats(view, you);
+  drawMeters(you);
+  // the last round's cards stay on the layout, dimmed, until the next round's first card
+  if (view && hasCards(view)) lastDealt = { round: state.round_id, view };
+  const previous = lastDealt && !(view && hasCards(view)) && (!view || lastDealt.round !== state.round_id) ? lastDealt.view : null;
+  $("felt").classList.toggle("previous-round", !!previous);
+  if (previous) primed = false;  // cards already seen: no deal animation or sound for them
+  const shown = previous || view;
+  const shownYou = previous ? previousYou(previous.you, you) : you;
+  drawDealer(shown, shownYou);
+  drawCommunity(shown, shownYou);
+  drawSeats(previous ? { ...view, ...previousSeats(previous, view) } : view, shownYou);
   drawBar();
   drawResults();
   drawLock();
@@ -362,6 +390,36 @@ function render() {
   primed = true;
 }
 let wasAwaiting = false;
+let lastDealt = null;  // {round, view}: the last view with cards on the layout
+function hasCards(view) {
+  const d = view.dealer || {};
+  return !!((d.cards && d.cards.length) || d.first_card || (view.community_cards && view.community_cards.length)
+    || (view.players_cards && view.players_cards.length));
+}
+// The player as shown while the last round's cards stay: its hands and outcomes, with this
+// round's wagers (no stake of the last round is shown as if it were in play).
+function previousYou(old, now) {
+  if (!old) return now;
+  const hands = (old.hands || []).map((h) => ({ ...h, wager: 0, spots: [], complete: true }));
+  return { ...old, hands, wagers: now ? now.wagers || [] : [], spots: now ? now.spots : null,
+    legal_actions: [], awaiting_decision: false };
+}
+function previousSeats(old, now) {
+  return { players: old.players || [], positions: old.positions || (now || {}).positions,
+    players_cards: old.players_cards, you: undefined };
+}
+// The Bet and Win meters, as on the terminals players know: what is wagered this round, and
+// what the last settled round paid back (kept until the next round's first wager).
+let winMeter = 0;
+function drawMeters(you) {
+  const wagered = you ? (you.wagers || []).reduce((sum, w) => sum + (w.amount || 0), 0) : 0;
+  const settled = you && (you.settlements || []).length ? you.settlements : null;
+  if (settled) winMeter = settled.reduce((sum, s) => sum + (s.returned || 0), 0);
+  else if (wagered) winMeter = 0;
+  $("bet-meter").textContent = money(wagered);
+  $("win-meter").textContent = money(winMeter);
+  $("win-meter").parentElement.classList.toggle("won", winMeter > 0);
+}
 function redraw() { if (info) { drawLayout(); primed = false; if (state) render(); primed = true; } if (games.length) drawRecall(); drawEffectsButton(); }
 
 function drawDealer(view, you) {
@@ -502,6 +560,7 @@ function drawBar() {
       onclick: () => { const message = actionMessage(a); if (message) send(message, "action-error"); } }, t(`action.${a}`, {}, a.replace("-", " ")))));
   const multi = info.game === "multi-action";
   $("action-amount-box").hidden = multi || !legal.some((a) => AMOUNT_ACTIONS.includes(a));
+  drawAmountLabel(legal);
   drawDoubleSpots(multi && legal.includes("double") ? you : null);
   for (const control of $("wager-panel").querySelectorAll("button")) control.disabled = !wagering;
   for (const control of $("action-panel").querySelectorAll("button")) control.disabled = blocked;
@@ -586,13 +645,21 @@ function drawChipButtons() {
     button.title = money(amount);
   }
 }
-// A chip sets the amount box (and the spot boxes of a multi-action table) to its value.
+// A chip adds its value to the amount box (and to the backed spot boxes of a multi-action
+// table), as chips pile up on a layout; Clear empties them.
+const dollarsOf = (amount) => (amount % 100 ? (amount / 100).toFixed(2) : String(amount / 100));
 document.querySelectorAll("[data-chip]").forEach((b) => b.addEventListener("click", () => {
-  const dollars = String(Number(b.dataset.chip) / 100);
-  $("amount").value = dollars;
-  for (const k of [1, 2, 3]) if ($(`spot-${k}`).value.trim() !== "0") $(`spot-${k}`).value = dollars;
+  const value = Number(b.dataset.chip);
+  $("amount").value = dollarsOf((cents($("amount").value) || 0) + value);
+  for (const k of [1, 2, 3]) if ($(`spot-${k}`).value.trim() !== "0") $(`spot-${k}`).value = dollarsOf((cents($(`spot-${k}`).value) || 0) + value);
   $("wager-error").textContent = "";
 }));
+$("chip-clear").addEventListener("click", () => {
+  $("amount").value = "";
+  for (const k of [1, 2, 3]) if ($(`spot-${k}`).value.trim() !== "0") $(`spot-${k}`).value = "";
+  $("wager-error").textContent = "";
+  $("amount").focus();
+});
 $("wager").addEventListener("click", () => {
   const amount = wagerAmount();  // empty, 0, negative or a fraction of a cent: nothing is sent
   if (amount !== null) sendWager({ type: "wager", kind: "blackjack", amount });
@@ -636,6 +703,24 @@ $("sound-button").addEventListener("click", () => { setEffects(!effectsOn()); dr
 
 // -- the game rules icon (633c.5(c)(2)–(3)) -------------------------------------------------
 
+// The amount box's label names the decision it is for (EZ Bust with its pay), never a
+// decision the table does not offer.
+function drawAmountLabel(legal) {
+  const pays = ezBustPays();
+  const label = legal.includes("ez-bust") ? t("action.amount_label_ez_bust", { pays: pays || "" })
+    : legal.includes("insurance") ? t("action.amount_label_insurance")
+      : t("action.amount_label_double");
+  $("action-amount-box").querySelector(".label").textContent = label;
+  $("action-amount").setAttribute("aria-label", label);
+}
+// The best pay of the table's EZ Bust paytable ("up to 10 to 1"), or null.
+function ezBustPays() {
+  const table = ((info && info.rules_icon && info.rules_icon.paytables) || []).find((p) => p.kind === "ez_bust");
+  const rows = table ? table.rows.filter((r) => r.odds) : [];
+  if (!rows.length) return null;
+  const best = rows.reduce((a, b) => (b.odds[0] / b.odds[1] > a.odds[0] / a.odds[1] ? b : a));
+  return odds(best.odds);
+}
 function odds([a, b]) { return t("rules.odds", { a: a.toLocaleString(current), b: b.toLocaleString(current) }); }
 function drawRules() {
   const icon = info.rules_icon;
@@ -661,7 +746,8 @@ function drawRules() {
   $("placard").replaceChildren(el("h2", {}, info.title),
     el("ul", {}, lines.slice(0, 3).map((line) => el("li", {}, line)),
       facts ? el("li", {}, t("rules.limits", { min: money(facts.table_minimum), max: money(facts.table_maximum) })) : null,
-      offered.length ? el("li", {}, t("placard.side_wagers", { wagers: offered.join(", ") })) : null),
+      offered.length ? el("li", {}, t("placard.side_wagers", { wagers: offered.join(", ") })) : null,
+      ezBustPays() ? el("li", { "data-testid": "placard-ez-bust" }, t("placard.ez_bust", { pays: ezBustPays() })) : null),
     el("p", { class: "muted" }, t("placard.more")));
   const tables = icon.paytables || [];
   $("paytables").replaceChildren(...tables.map((table) => el("section", { class: "paytable", "data-testid": `paytable-${table.kind}` },
@@ -794,15 +880,7 @@ $("rg-button").addEventListener("click", async () => { await drawLimits(); $("rg
 
 // -- cash out and tips ------------------------------------------------------------------------
 
-$("cashout-button").addEventListener("click", async () => {
-  // the terminal the session is signed in at cashes out all the credit not in play
-  const r = await fetch("/api/floor/cash-out", { method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/json" }, body: "{}" });
-  const body = await r.json().catch(() => null);
-  $("voucher-text").textContent = r.ok
-    ? t("voucher.text", { number: body.voucher_number, amount: money(body.amount), code: body.validation_code.replace(/(\d{4})(?=\d)/g, "$1-") })
-    : refusalText(body, `${r.status}`);
-  $("voucher").showModal();
-});
+// (the cash-out, confirmed with its amount, and its ticket: terminal_money.js)
 
 // Tips to the dealer (PA 605a.5(d)): the button shows only while the floor enables tips; the
 // dollars typed become whole cents without a float ("5", "5.5", "5.25").
@@ -825,5 +903,5 @@ $("tip-give").addEventListener("click", async () => {
     body: JSON.stringify({ table: info ? info.id : tableId, amount }) });
   const body = await r.json();
   const refusal = body && typeof body.detail === "object" && !Array.isArray(body.detail) ? body.detail : { message: JSON.stringify(body && body.detail), rule: "" };
-  $("tip-text").textContent = r.ok ? t("tip.given", { amount: money(body.amount), balance: money(body.balance) }) : `${refusal.message} [${refusal.rule}]`;
+  $("tip-text").textContent = r.ok ? t("tip.given", { amount: money(body.amount), balance: money(body.balance) }) : refusal.rule && !String(refusal.message).includes(refusal.rule) ? `${refusal.message} [${refusal.rule}]` : refusal.message;
 });

@@ -1,0 +1,76 @@
+"""What the cage reads (PA 605a.5(c)–(d)): a voucher found by the validation code printed on it,
+before it is paid, and the cage's report of a gaming day — the credit it sold, the vouchers it
+paid and the hand pays it made, read from the ledger. Nothing here moves money: paying a
+voucher is :func:`tablejack.store.vouchers.pay_voucher`, under the money policy.
+
+A validation code is a bearer secret (the store keeps its SHA-256 only), so a lookup takes the
+code and answers the voucher's record without it; a code whose check digits fail is never
+looked up.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, or_, select
+
+from tablejack.store.db import CAGE, Store
+from tablejack.store.floor_models import VOUCHERS
+from tablejack.store.models import LEDGER
+from tablejack.store.vouchers import HANDPAY_KINDS, check_code, code_hash, voucher_number
+
+__all__ = ["CAGE_KINDS", "cage_report", "voucher_by_code"]
+
+CAGE_KINDS = ("fund", "voucher_paid", *HANDPAY_KINDS)
+"""The ledger kinds of the cage's own movements: credit sold (``fund``), a voucher paid, and
+the hand pays."""
+
+
+def _clean(code: str) -> str:
+    return "".join(ch for ch in code if ch not in " -")
+
+
+async def voucher_by_code(store: Store, code: str) -> dict[str, Any] | None:
+    """The voucher of a validation code — number, amount, status, issuing account and terminal,
+    times — without the code; None when the code's check digits fail or no voucher has it."""
+    clean = _clean(code)
+    if not check_code(clean):
+        return None
+    async with store.engine.connect() as connection:
+        row = (
+            (
+                await connection.execute(
+                    select(VOUCHERS).where(VOUCHERS.c.code_hash == code_hash(clean))
+                )
+            )
+            .mappings()
+            .first()
+        )
+    if row is None:
+        return None
+    out = {k: v for k, v in dict(row).items() if k not in ("code_hash", "id")}
+    out["number"] = voucher_number(int(row["id"]))
+    return out
+
+
+async def cage_report(store: Store, start_us: int, end_us: int) -> dict[str, Any]:
+    """The cage's movements between ``start_us`` and ``end_us``: for each kind its count and
+    total cents, and the cash the cage took in (credit sold) and paid out (vouchers, hand
+    pays); ``net``: taken in minus paid out."""
+    kinds: dict[str, dict[str, int]] = {kind: {"count": 0, "total": 0} for kind in CAGE_KINDS}
+    async with store.engine.connect() as connection:
+        rows = await connection.execute(
+            select(LEDGER.c.kind, func.count(), func.coalesce(func.sum(LEDGER.c.amount), 0))
+            .where(
+                or_(LEDGER.c.from_account == CAGE, LEDGER.c.to_account == CAGE),
+                LEDGER.c.kind.in_(CAGE_KINDS),
+                LEDGER.c.at_us >= start_us,
+                LEDGER.c.at_us < end_us,
+            )
+            .group_by(LEDGER.c.kind)
+        )
+        for kind, count, total in rows.all():
+            kinds[str(kind)] = {"count": int(count), "total": int(total)}
+    taken = kinds["fund"]["total"]
+    paid = sum(kinds[kind]["total"] for kind in ("voucher_paid", *HANDPAY_KINDS))
+    return {"kinds": kinds, "cash_in": taken, "cash_out": paid, "net": taken - paid}
