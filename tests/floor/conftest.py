@@ -263,6 +263,14 @@ def play_reader_round(client: TestClient) -> None:
         assert all(line.startswith("OK ") for line in read(client, *ROUND_1))
         # (the sockets stay open while their wagers are unsettled)
         eventually(lambda: (staff_state(client)["view"] or {}).get("phase") == "complete")
+        # and the round is written: the console's view can run ahead of the commit
+        eventually(lambda: round_statuses(client)[:1] == ["complete"])
+
+
+def round_statuses(client: TestClient, table: str = "C1") -> list[str]:
+    """The statuses of the table's rounds as the store holds them, newest first."""
+    answer = client.get(f"/api/tables/{table}/rounds", headers=auth("super"))
+    return [str(row["status"]) for row in answer.json()]
 
 
 class Kit:

@@ -210,10 +210,14 @@ async def method_not_allowed(request: Request, error: Exception) -> Response:
     route's)."""
     assert isinstance(error, HTTPException)
     if error.status_code == 405:
-        allowed = {m.strip() for m in (error.headers or {}).get("Allow", "").split(",") if m}
         path = request.url.path
-        for template, methods in _methods(request.app).items():
-            if template.fullmatch(path):
+        matched = [(t, m) for t, m in _methods(request.app).items() if t.fullmatch(path)]
+        literal = [m for t, m in matched if t.pattern == re.escape(path)]
+        if literal:  # a literal path is its own, not a template's that also matches it
+            allowed = set().union(*literal)
+        else:
+            allowed = {m.strip() for m in (error.headers or {}).get("Allow", "").split(",") if m}
+            for _, methods in matched:
                 allowed |= methods
         error.headers = dict(error.headers or {}) | {"Allow": ", ".join(sorted(allowed))}
     return await http_exception_handler(request, error)
