@@ -15,9 +15,14 @@ from typing import Any
 from sqlalchemy import func, or_, select
 
 from tablejack.store.db import CAGE, Store
-from tablejack.store.floor_models import VOUCHERS
 from tablejack.store.models import LEDGER
-from tablejack.store.vouchers import HANDPAY_KINDS, check_code, code_hash, voucher_number
+from tablejack.store.vouchers import (
+    HANDPAY_KINDS,
+    check_code,
+    normalise_code,
+    voucher_number,
+    voucher_row,
+)
 
 __all__ = ["CAGE_KINDS", "cage_report", "voucher_by_code"]
 
@@ -26,26 +31,13 @@ CAGE_KINDS = ("fund", "voucher_paid", *HANDPAY_KINDS)
 the hand pays."""
 
 
-def _clean(code: str) -> str:
-    return "".join(ch for ch in code if ch not in " -")
-
-
 async def voucher_by_code(store: Store, code: str) -> dict[str, Any] | None:
     """The voucher of a validation code — number, amount, status, issuing account and terminal,
     times — without the code; None when the code's check digits fail or no voucher has it."""
-    clean = _clean(code)
+    clean = normalise_code(code)
     if not check_code(clean):
         return None
-    async with store.engine.connect() as connection:
-        row = (
-            (
-                await connection.execute(
-                    select(VOUCHERS).where(VOUCHERS.c.code_hash == code_hash(clean))
-                )
-            )
-            .mappings()
-            .first()
-        )
+    row = await voucher_row(store, clean)
     if row is None:
         return None
     out = {k: v for k, v in dict(row).items() if k not in ("code_hash", "id")}

@@ -73,6 +73,7 @@ __all__ = [
     "floor_settings",
     "hand_pay",
     "make_validation_code",
+    "normalise_code",
     "pay_voucher",
     "player_balance",
     "redeem_voucher",
@@ -82,6 +83,7 @@ __all__ = [
     "terminal",
     "terminals",
     "voucher",
+    "voucher_row",
 ]
 
 BILLS = "bills"
@@ -141,6 +143,21 @@ def _normalise(code: str) -> str:
 def code_hash(code: str) -> str:
     """The SHA-256 the store keeps of a validation code."""
     return hashlib.sha256(_normalise(code).encode()).hexdigest()
+
+
+def normalise_code(code: str) -> str:
+    """A validation code as typed or scanned, without its grouping (spaces and dashes)."""
+    return _normalise(code)
+
+
+async def voucher_row(store: Store, code: str) -> Mapping[str, Any] | None:
+    """The voucher row of a validation code (grouped or not), or None."""
+    async with store.engine.connect() as connection:
+        result = await connection.execute(
+            select(VOUCHERS).where(VOUCHERS.c.code_hash == code_hash(code))
+        )
+        row = result.mappings().first()
+    return None if row is None else dict(row)
 
 
 def voucher_number(voucher_id: int) -> str:
@@ -492,16 +509,7 @@ async def _find_voucher(
             f"Validation code {code[:24]!r} is not a valid voucher code ({VOUCHER_RULE}).",
             VOUCHER_RULE,
         )
-    async with store.engine.connect() as connection:
-        row = (
-            (
-                await connection.execute(
-                    select(VOUCHERS).where(VOUCHERS.c.code_hash == code_hash(clean))
-                )
-            )
-            .mappings()
-            .first()
-        )
+    row = await voucher_row(store, clean)
     if row is None:
         raise FloorRefusedError(
             "forged",

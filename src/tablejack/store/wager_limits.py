@@ -36,9 +36,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy import Connection, bindparam, text
+
+from tablejack.store.policy import Posting
 
 __all__ = [
     "DAY_US",
@@ -59,17 +61,6 @@ DAY_US = 24 * 3600 * 1_000_000
 LIMITED_KINDS = frozenset({"wager", "tip"})
 """The movements a limit or a self-exclusion refuses (from the player's account)."""
 DEFAULT_START_HOUR = 6
-
-
-class _Posting(Protocol):
-    @property
-    def from_account(self) -> str: ...
-    @property
-    def to_account(self) -> str: ...
-    @property
-    def amount(self) -> int: ...
-    @property
-    def kind(self) -> str: ...
 
 
 def day_start(at_us: int, start_hour: int) -> int:
@@ -191,7 +182,7 @@ with the hour the gaming day starts (a JSON value; none stored: the default)."""
 
 
 def check_batch(
-    connection: Connection, steps: Sequence[tuple[int, Sequence[_Posting]]]
+    connection: Connection, steps: Sequence[tuple[int, Sequence[Posting]]]
 ) -> tuple[int, str, str] | None:
     """The first step of ``steps`` (each ``(at_us, postings)``, in the order they are written)
     a player protection refuses, as ``(index, code, sentence)``; None when every step passes.
@@ -228,7 +219,7 @@ def check_batch(
         return days[(account, start)]
 
     for index, (at_us, postings) in enumerate(steps):
-        mine: dict[str, list[_Posting]] = {}
+        mine: dict[str, list[Posting]] = {}
         for posting in postings:
             for account in (posting.from_account, posting.to_account):
                 if account in protected:
