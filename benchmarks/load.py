@@ -1,7 +1,7 @@
 """Load benchmark of the table server: N tables, M bot terminals each, over real WebSockets.
 
 Starts ``tablejack serve`` as a separate process on a fresh database, connects the bots
-(:mod:`tablejack.server.botclient`), lets them play for the given time and reports:
+(:mod:`tablejack.server.socket.botclient`), lets them play for the given time and reports:
 
 * rounds per second completed by the server (from the store),
 * the 50th/99th percentile from a terminal's decision to every terminal's state update, once
@@ -21,7 +21,7 @@ Starts ``tablejack serve`` as a separate process on a fresh database, connects t
     .venv/bin/python benchmarks/load.py --tables 50 --terminals 20 --seconds 40 --perf 10
     .venv/bin/python benchmarks/load.py --processes 2 --db postgresql://postgres@127.0.0.1:5432/test
 
-With ``--pace human`` the bots play as people do (:class:`~tablejack.server.botclient.HumanPace`:
+With ``--pace human`` the bots play as people do (:class:`~tablejack.server.socket.botclient.HumanPace`:
 a wager 1–8 s after the round opens, each decision 0.5–4 s after it is asked, some rounds sat
 out, a network blip now and then and a reconnect) with the tables' real countdowns (a 10 s
 wagering window, ``--countdown`` for the decisions); the report then gives, per process and for
@@ -66,7 +66,7 @@ from typing import Any
 
 from sqlalchemy import text
 
-from tablejack.server.botclient import HumanPace, Timings, run_bot
+from tablejack.server.socket.botclient import HumanPace, Timings, run_bot
 from tablejack.store import Store
 from tablejack.store import credentials as creds
 from tablejack.store.keys import generate_key_pair

@@ -42,9 +42,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from load import cpu_seconds, free_port, percentile, prepare, wait_until_up
-from tablejack.server.botclient import Timings, run_bot
 from tablejack.server.links.sas.framing import bcd
 from tablejack.server.links.sas.poll import SasHost
+from tablejack.server.socket.botclient import Timings, run_bot
 
 REPLY_WINDOW_MS = 20.0
 """The time SAS gives a gaming machine to begin its answer (20 ms)."""

@@ -2,7 +2,7 @@
 same stack spends on the traffic of a round alone, with no game, store, views or checks.
 
 The server is uvicorn with ``tablejack serve``'s WebSocket protocol
-(:func:`tablejack.server.socket_protocol.protocol_class`, frames written with its one-write
+(:func:`tablejack.server.socket.transport.protocol_class`, frames written with its one-write
 ``tablejack.send_texts``) and a bare ASGI app, no FastAPI: each table has ``--terminals``
 sockets; a round is ``--updates`` updates, each a text of ``--frame-bytes`` (built per
 terminal, as the real views differ per player) sent to every socket of the table, after which
@@ -124,7 +124,7 @@ class Floor:
             await self.socket(scope, receive, send)
 
     async def socket(self, scope: Any, receive: Any, send: Any) -> None:
-        from tablejack.server.socket_protocol import SEND_TEXTS
+        from tablejack.server.socket.transport import SEND_TEXTS
 
         await receive()  # websocket.connect
         await send({"type": "websocket.accept"})
@@ -163,7 +163,7 @@ def serve(args: argparse.Namespace) -> None:
 
     gc.freeze()  # as tablejack serve does
     gc.set_threshold(20_000, 20, 100)
-    from tablejack.server.socket_protocol import event_loop, protocol_class
+    from tablejack.server.socket.transport import event_loop, protocol_class
 
     if args.server == "picows":
         serve_picows(args, event_loop())

@@ -17,9 +17,9 @@ import pytest
 
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.app import create_app
-from tablejack.server.floor import Floor
+from tablejack.server.floor.floor import Floor
+from tablejack.server.support.testing import screenshot
 from tablejack.server.table import TableConfig
-from tablejack.server.testing import screenshot
 
 SCREENS = {"desk": (1280, 800), "phone": (390, 844)}
 REFUSED = re.compile(r"^Failed to load resource: the server responded with a status of (\d+)")

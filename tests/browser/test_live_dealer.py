@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from tablejack.server.app import create_app
-from tablejack.server.demo import demo_setup, demo_tables
-from tablejack.server.testing import screenshot
+from tablejack.server.http.demo import demo_setup, demo_tables
+from tablejack.server.support.testing import screenshot
 
 DESK: Any = {"viewport": {"width": 1280, "height": 800}}
 PHONE: Any = {"viewport": {"width": 390, "height": 844}}

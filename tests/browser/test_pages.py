@@ -14,7 +14,7 @@ import pytest
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.games.multi_action import MultiActionRules
 from tablejack.server.app import create_app
-from tablejack.server.floor import Floor
+from tablejack.server.floor.floor import Floor
 from tablejack.server.table import TableConfig
 
 # position 1 (ann): 10S 5C; position 2 (bob): 9H 9C; dealer 6D + hole 10H; C1 4S; dealer 8D

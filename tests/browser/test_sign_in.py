@@ -17,8 +17,8 @@ import pytest
 
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.app import create_app
-from tablejack.server.demo import demo_setup, demo_tables
-from tablejack.server.floor import Floor
+from tablejack.server.floor.floor import Floor
+from tablejack.server.http.demo import demo_setup, demo_tables
 from tablejack.server.table import TableConfig
 
 SCREEN: Any = {"viewport": {"width": 1280, "height": 800}}

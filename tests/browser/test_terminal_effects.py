@@ -13,7 +13,7 @@ import pytest
 
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.app import create_app
-from tablejack.server.floor import Floor
+from tablejack.server.floor.floor import Floor
 from tablejack.server.table import TableConfig
 
 DEALER = {"Authorization": "Bearer tok-dealer"}

@@ -13,7 +13,7 @@ import pytest
 
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.app import create_app
-from tablejack.server.floor import Floor
+from tablejack.server.floor.floor import Floor
 from tablejack.server.table import TableConfig
 
 # position 1: 10S 8H = 18; dealer 9D + hole 8C = 17 stands: the Blackjack wager wins 1 to 1

@@ -23,10 +23,9 @@ from tablejack.games import GAMES, classic, hybrid, hybrid_shared, multi_action
 from tablejack.games.countdown import COUNTDOWN_CHOICES
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.games.hybrid_shared_rules import HybridSharedRules
-from tablejack.server import adapters
 from tablejack.server.app import create_app
-from tablejack.server.floor import Floor
-from tablejack.server.table import TableConfig
+from tablejack.server.floor.floor import Floor
+from tablejack.server.table import TableConfig, adapters
 from tablejack.store.policy import Role
 from tablejack.store.protections import CLEAR_CODES, TILT_CODES
 from tablejack.store.settings import DEFAULT_SETTINGS

@@ -21,7 +21,7 @@ from tablejack.games.hybrid_rules import HybridRules
 from tablejack.games.hybrid_shared_rules import HybridSharedRules
 from tablejack.games.multi_action import MultiActionRules
 from tablejack.server.app import create_app
-from tablejack.server.floor import Floor
+from tablejack.server.floor.floor import Floor
 from tablejack.server.table import TableConfig
 
 DEALER = {"Authorization": "Bearer tok-dealer"}

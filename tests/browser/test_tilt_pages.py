@@ -15,7 +15,7 @@ import pytest
 from tablejack.core.cards import full_deck
 from tablejack.core.rules import ClassicRules
 from tablejack.server.app import create_app
-from tablejack.server.floor import Floor
+from tablejack.server.floor.floor import Floor
 from tablejack.server.table import TableConfig
 
 

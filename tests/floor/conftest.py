@@ -14,9 +14,9 @@ import pytest
 from tablejack.core.cards import full_deck
 from tablejack.core.rules import ClassicRules
 from tablejack.games.hybrid_rules import HybridRules
-from tablejack.server import testing
 from tablejack.server.app import create_app
-from tablejack.server.floor import Floor
+from tablejack.server.floor.floor import Floor
+from tablejack.server.support import testing
 from tablejack.server.table import TableConfig
 from tablejack.store.testing import Backend
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tablejack.server.ticket import amount_in_words, grouped
+from tablejack.server.support.ticket import amount_in_words, grouped
 from tablejack.store import Store
 from tablejack.store.cage import cage_report, voucher_by_code
 from tablejack.store.policy import Actor, Role

@@ -11,8 +11,8 @@ from typing import Any
 import typer
 from typer.testing import CliRunner
 
-from tablejack.server import integrity
-from tablejack.server.integrity_commands import register
+from tablejack.server.commands.integrity import register
+from tablejack.server.support import integrity
 
 
 def post(client: Any, kit: Any, path: str, who: str, **body: Any) -> Any:

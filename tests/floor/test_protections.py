@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tablejack.server import protections as guard
+from tablejack.server.duties import protections as guard
 from tablejack.store import EventIn, Step, Store, Transfer
 from tablejack.store.policy import Actor, Role
 from tablejack.store.protections import check_wager, set_limits, usage

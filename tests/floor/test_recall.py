@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tablejack.server.terminal_recall import recall_terminal
+from tablejack.server.duties.terminal_recall import recall_terminal
 from tablejack.store import EventIn, Step, Store
 from tablejack.store.testing import Backend
 

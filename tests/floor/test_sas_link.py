@@ -449,7 +449,7 @@ def test_605a5a_host_lost_locks_the_terminal_when_the_floor_requires_the_link(
 def test_605a5a_rom_signature_is_the_releases_with_the_seed(
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
-    from tablejack.server.integrity import build_manifest, canonical_json
+    from tablejack.server.support.integrity import build_manifest, canonical_json
 
     client = make_client(backend=backend)
     link = start_link(client, ("EWT-1", 1))
@@ -483,7 +483,7 @@ def test_605a5a_serve_demo_with_a_sas_terminal_end_to_end(tmp_path: Any) -> None
     equal to the floor's), a voucher round trip through system validation, and a disable."""
     import httpx
 
-    from tablejack.server import testing
+    from tablejack.server.support import testing
 
     port, sas_port = testing.free_port(), testing.free_port()
     log = tmp_path / "serve.log"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from starlette.websockets import WebSocketDisconnect
 
-from tablejack.server.gate import GateLimits
+from tablejack.server.socket.gate import GateLimits
 
 
 def test_gaps_and_repeats_are_refused_and_a_claimed_terminal_id_is_refused_at_hello(

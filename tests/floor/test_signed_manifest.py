@@ -13,8 +13,8 @@ import pytest
 import typer
 from typer.testing import CliRunner, Result
 
-from tablejack.server import integrity
-from tablejack.server.integrity_commands import register
+from tablejack.server.commands.integrity import register
+from tablejack.server.support import integrity
 
 runner = CliRunner()
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tablejack.server.terminal_features import CONFIRM_RULE, REPEAT_RULE
+from tablejack.server.duties.terminal_features import CONFIRM_RULE, REPEAT_RULE
 from tablejack.store.testing import Backend
 
 STATIC = resources.files("tablejack.server") / "static"

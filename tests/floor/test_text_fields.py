@@ -13,8 +13,8 @@ import pytest
 from pydantic import BaseModel
 
 from tablejack import server
-from tablejack.server.gate import GateLimits
-from tablejack.server.text import SafeText
+from tablejack.server.socket.gate import GateLimits
+from tablejack.server.support.text import SafeText
 from tablejack.store.testing import Backend
 
 SAFE = get_args(SafeText)[1].func

@@ -20,8 +20,8 @@ from tablejack.core.rules import ClassicRules
 from tablejack.games import GAMES
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.games.multi_action import MultiActionRules
+from tablejack.server.duties.terminal_features import CONFIRM_RULE
 from tablejack.server.table import AUTOMATION_RULE, TableConfig
-from tablejack.server.terminal_features import CONFIRM_RULE
 from tablejack.store.testing import Backend
 
 # seat 1 (ann) 10S 7H = 17 against the dealer's 9D and hole 9C: the seat decides

@@ -17,9 +17,9 @@ from sqlalchemy import text
 
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.app import create_app
-from tablejack.server.floor import Floor
+from tablejack.server.floor.floor import Floor
+from tablejack.server.http.trust import CheckpointSettings
 from tablejack.server.table import TableConfig
-from tablejack.server.trust_api import CheckpointSettings
 from tablejack.store import Store
 from tablejack.store.keys import generate_key_pair, load_public_key
 from tablejack.store.testing import Backend

@@ -9,7 +9,7 @@ each missing field, each method a path does not have), the most thorough and the
 failure is anything a check finds: a 5xx, a status code the document does not list, a 405
 without the path's methods in ``Allow``, a request valid by the schema refused (or one invalid
 accepted), an answer that does not match its schema. Before the contract
-(:mod:`tablejack.server.contract`), the supervisor's run alone found 66 unique failures.
+(:mod:`tablejack.server.support.contract`), the supervisor's run alone found 66 unique failures.
 
 Money moved by the fuzzed requests (credit sold, bill-ins, cash-outs, hand pays, tips) is still
 conserved: after the run, every account's balance sums to zero.
@@ -29,7 +29,7 @@ from schemathesis.python import asgi
 
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.app import create_app
-from tablejack.server.contract import AMOUNT_MAX, COUNT_MAX, ERRORS, LIMIT_MAX, SECONDS_MAX
+from tablejack.server.support.contract import AMOUNT_MAX, COUNT_MAX, ERRORS, LIMIT_MAX, SECONDS_MAX
 from tablejack.server.table import TableConfig
 from tablejack.store import Store
 from tablejack.store.testing import Backend

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from tablejack.server.app import create_app
-from tablejack.server.bounds import BODY_MAX_BYTES, ECHO_MAX_CHARS, LimitBody
-from tablejack.server.gate import GateLimits
+from tablejack.server.socket.gate import GateLimits
+from tablejack.server.support.bounds import BODY_MAX_BYTES, ECHO_MAX_CHARS, LimitBody
 from tablejack.store import Store
 from tablejack.store.db import AUDIT_MESSAGE_MAX
 from tablejack.store.testing import Backend

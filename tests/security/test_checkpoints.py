@@ -15,8 +15,8 @@ from starlette.testclient import TestClient
 
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.app import create_app
+from tablejack.server.http.trust import CheckpointSettings
 from tablejack.server.table import TableConfig
-from tablejack.server.trust_api import CheckpointSettings
 from tablejack.store import Store
 from tablejack.store.checkpoints import leaf, merkle_root, read_checkpoint_file
 from tablejack.store.keys import SignatureError, generate_key_pair, load_public_key

@@ -27,7 +27,7 @@ import pytest
 from sqlalchemy import text
 from starlette.requests import Request
 
-from tablejack.server.proxy import (
+from tablejack.server.socket.proxy import (
     CALLER_HOST,
     FORWARDED,
     HOP,
@@ -35,7 +35,7 @@ from tablejack.server.proxy import (
     caller_host,
     hop_proof,
 )
-from tablejack.server.testing import free_port, start_serve, wait_listening
+from tablejack.server.support.testing import free_port, start_serve, wait_listening
 from tablejack.store import Store
 from tablejack.store import credentials as creds
 from tablejack.store.policy import Actor, Role

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from tablejack.server.auth import Principal
+from tablejack.server.support.auth import Principal
 from tablejack.store import EventIn, Step, Store, Transfer
 from tablejack.store.db import InvariantError, PostingRefusedError
 from tablejack.store.policy import MOVEMENTS, Actor, Role

@@ -22,7 +22,7 @@ from sqlalchemy import select
 
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.app import create_app
-from tablejack.server.floor import Floor
+from tablejack.server.floor.floor import Floor
 from tablejack.server.table import TableConfig
 from tablejack.store import EventIn, LimitRefusedError, Step, Store, Transfer
 from tablejack.store.meters_report import day_bounds, gaming_day_of

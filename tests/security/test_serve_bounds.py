@@ -1,5 +1,5 @@
 """``tablejack serve``'s bounds before authentication reach the app: ``--body-max-bytes``
-(64 KiB by default, :data:`tablejack.server.bounds.BODY_MAX_BYTES`) and
+(64 KiB by default, :data:`tablejack.server.support.bounds.BODY_MAX_BYTES`) and
 ``--forwarded-allow-ips`` (no proxy trusted by default); uvicorn's own proxy-header handling
 is off, so only the app's, with the proxies named, reads ``X-Forwarded-For``."""
 
@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tablejack.cli import app
-from tablejack.server.bounds import BODY_MAX_BYTES
-from tablejack.server.commands import BODY_MAX_BYTES as SERVE_DEFAULT
+from tablejack.server.commands.serve import BODY_MAX_BYTES as SERVE_DEFAULT
+from tablejack.server.support.bounds import BODY_MAX_BYTES
 
 runner = CliRunner()
 
@@ -23,7 +23,7 @@ def serve(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``serve`` stopped before it listens: the app's arguments and uvicorn's settings."""
     import tablejack.server.app as app_module
-    from tablejack.server import health
+    from tablejack.server.http import health
 
     built: dict[str, Any] = {}
     settings: dict[str, Any] = {}

@@ -18,7 +18,7 @@ from typing import Any, cast
 import pytest
 from starlette.websockets import WebSocketDisconnect
 
-from tablejack.server import auth as auth_module
+from tablejack.server.support import auth as auth_module
 from tablejack.store import Store
 from tablejack.store.policy import Actor, Role
 from tablejack.store.vouchers import register_terminal

@@ -50,8 +50,8 @@ from sqlalchemy import func, select
 
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.app import create_app
-from tablejack.server.contract import AMOUNT_MAX
-from tablejack.server.floor import Floor
+from tablejack.server.floor.floor import Floor
+from tablejack.server.support.contract import AMOUNT_MAX
 from tablejack.server.table import TableConfig
 from tablejack.store import Store
 from tablejack.store import credentials as creds

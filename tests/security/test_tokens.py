@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from tablejack.cli import app as cli
 from tablejack.games.hybrid_rules import HybridRules
-from tablejack.server import auth as auth_module
 from tablejack.server.app import create_app
+from tablejack.server.support import auth as auth_module
 from tablejack.server.table import TableConfig
 from tablejack.store import Store
 from tablejack.store.policy import PERMISSIONS, Role

@@ -12,11 +12,11 @@ import pytest
 
 from tablejack.core.rules import ClassicRules
 from tablejack.games.hybrid_rules import HybridRules
-from tablejack.server import testing
-from tablejack.server.adapters import adapter_for
 from tablejack.server.app import create_app
-from tablejack.server.floor import Floor
+from tablejack.server.floor.floor import Floor
+from tablejack.server.support import testing
 from tablejack.server.table import TableConfig, replay_round
+from tablejack.server.table.adapters import adapter_for
 from tablejack.store import Store
 from tablejack.store.testing import Backend
 

@@ -11,7 +11,7 @@ import pytest
 
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.compose import make_floor
-from tablejack.server.floor import Floor
+from tablejack.server.floor.floor import Floor
 from tablejack.server.table import RefusedError, Table, TableConfig
 from tablejack.store import Store
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from tablejack.server.trust_api import CheckpointSettings, run_checkpoints
+from tablejack.server.http.trust import CheckpointSettings, run_checkpoints
 from tablejack.store import Store
 
 

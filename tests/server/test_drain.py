@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tablejack.server.botclient import Timings
+from tablejack.server.socket.botclient import Timings
 from tablejack.store import Store
 from tablejack.store.testing import Backend
 

@@ -28,8 +28,8 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from tablejack.server.botclient import Timings, run_bot
-from tablejack.server.testing import free_port, start_serve, wait_listening
+from tablejack.server.socket.botclient import Timings, run_bot
+from tablejack.server.support.testing import free_port, start_serve, wait_listening
 from tablejack.store import Store
 from tablejack.store import credentials as creds
 from tablejack.store.keys import generate_key_pair, load_public_key

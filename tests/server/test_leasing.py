@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 
-from tablejack.server.leasing import ended, member_id
+from tablejack.server.floor.leasing import ended, member_id
 
 
 def test_a_member_id_is_the_name_the_process_id_and_a_random_part() -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from tablejack.server import logs, testing
+from tablejack.server.support import logs, testing
 from tablejack.store.testing import Backend
 
 ORDER = "10S 9H 6D 5C 9C 10H 4S 8D"

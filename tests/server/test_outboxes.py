@@ -11,7 +11,7 @@ import json
 import time
 from typing import Any
 
-from tablejack.server.floor import OUTBOX_LIMIT, Connection, Outboxes
+from tablejack.server.floor.floor import OUTBOX_LIMIT, Connection, Outboxes
 
 
 class FakeSocket:
@@ -188,8 +188,8 @@ def test_a_client_that_reads_nothing_is_dropped_and_frees_its_socket() -> None:
 
     import uvicorn
 
-    from tablejack.server.socket_protocol import ABORT, WRITABLE, protocol_class
-    from tablejack.server.testing import free_port
+    from tablejack.server.socket.transport import ABORT, WRITABLE, protocol_class
+    from tablejack.server.support.testing import free_port
 
     port = free_port()
     outcome: dict[str, Any] = {}

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from starlette.websockets import WebSocketDisconnect
 
-from tablejack.server.gate import GateLimits
-from tablejack.server.protocol import PROTOCOL_VERSION
+from tablejack.server.socket.gate import GateLimits
+from tablejack.server.support.protocol import PROTOCOL_VERSION
 
 ORDER = "10S 9H 6D 5C 9C 10H 4S 8D"
 

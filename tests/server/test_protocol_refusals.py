@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tablejack.server.protocol import MalformedMessageError, WagerMessage, read_client
+from tablejack.server.support.protocol import MalformedMessageError, WagerMessage, read_client
 
 CASES = [
     (

@@ -22,7 +22,7 @@ def _serve(
     """``serve`` with ``options``, stopped before it listens: its start-up text and the
     arguments it built the app with."""
     import tablejack.server.app as app_module
-    from tablejack.server import health
+    from tablejack.server.http import health
 
     built: dict[str, Any] = {}
     real = app_module.create_app

@@ -1,4 +1,4 @@
-"""The WebSocket protocol ``tablejack serve`` runs (:mod:`tablejack.server.socket_protocol`):
+"""The WebSocket protocol ``tablejack serve`` runs (:mod:`tablejack.server.socket.transport`):
 uvicorn's sans-I/O protocol, whose reading pauses only once ``PAUSE_AT`` messages wait unread.
 A burst far past that is still answered whole, in order, on a socket that stays open."""
 
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
-from tablejack.server.socket_protocol import (
+from tablejack.server.socket.transport import (
     ABORT,
     PAUSE_AT,
     SEND_TEXTS,
@@ -23,7 +23,7 @@ from tablejack.server.socket_protocol import (
     event_loop,
     protocol_class,
 )
-from tablejack.server.testing import free_port, start_serve, wait_listening
+from tablejack.server.support.testing import free_port, start_serve, wait_listening
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the server extra has no uvloop on Windows")

@@ -1,4 +1,4 @@
-"""What a terminal is shown besides the engine's own view (``tablejack.server.adapters``): the
+"""What a terminal is shown besides the engine's own view (``tablejack.server.table.adapters``): the
 dealer's total in every game (soft, Blackjack, bust; before the hole card only the up card's),
 each player's own wagers for the chips on the layout, the three dealer rounds of a multi-action
 table, and every paytable of the rules icon as data."""
@@ -17,7 +17,7 @@ from tablejack.games import GAMES
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.games.hybrid_shared_rules import HybridSharedRules
 from tablejack.games.multi_action import MultiActionRules
-from tablejack.server.adapters import adapter_for, rules_icon
+from tablejack.server.table.adapters import adapter_for, rules_icon
 
 
 def play(rules: Any, codes: str, *steps: Callable[[Any], Any] | str) -> Any:
@@ -194,7 +194,7 @@ def test_633c5_version_a_texts_spliced_from_parts_are_the_views_encoded(
 
     from tablejack.core.shoe import Shoe
     from tablejack.games.hybrid import HybridRound, bot_command, bot_seat
-    from tablejack.server.wire import dumps
+    from tablejack.server.support.wire import dumps
 
     adapter = adapter_for("hybrid")
     round_ = HybridRound(HybridRules(), Shoe.shuffled(6, seed=seed))

@@ -26,8 +26,8 @@ from typer.testing import CliRunner
 from websockets.sync.client import connect
 
 from tablejack.cli import app
-from tablejack.server import integrity
-from tablejack.server.testing import free_port, wait_listening
+from tablejack.server.support import integrity
+from tablejack.server.support.testing import free_port, wait_listening
 
 runner = CliRunner()
 
@@ -367,7 +367,7 @@ def test_605a_tls_the_real_process_exits_non_zero_on_half_a_configuration(
 def test_605a_tls_the_tables_file_server_section_configures_tls(
     files: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tablejack.server import health
+    from tablejack.server.http import health
 
     calls: list[dict[str, Any]] = []
     monkeypatch.setattr(
@@ -409,7 +409,7 @@ def test_605a_tls_the_tables_file_server_section_configures_tls(
 def test_605a_tls_plain_http_on_a_network_address_is_warned(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tablejack.server import health
+    from tablejack.server.http import health
 
     monkeypatch.setattr(health, "run_server", lambda application, drain, **options: None)
     result = runner.invoke(

@@ -4,11 +4,11 @@
 ``create_app(db_url, tables=…, demo=…)`` builds the app; uvicorn runs it (``tablejack serve``).
 Its lifespan opens the store, makes the floor with its duties (:mod:`~tablejack.server.compose`),
 starts the tables, the card reader listener and the checkpoint signer, and stops them in order.
-The routes live in their routers: :mod:`~tablejack.server.pages`,
-:mod:`~tablejack.server.tables_api`, :mod:`~tablejack.server.records_api`,
-:mod:`~tablejack.server.terminal_socket`, :mod:`~tablejack.server.floor_api`,
-:mod:`~tablejack.server.tilt_api`, :mod:`~tablejack.server.terminal_features`,
-:mod:`~tablejack.server.trust_api` and the demo's :mod:`~tablejack.server.demo`.
+The routes live in their routers: :mod:`~tablejack.server.http.pages`,
+:mod:`~tablejack.server.http.tables`, :mod:`~tablejack.server.http.records`,
+:mod:`~tablejack.server.socket.terminal`, :mod:`~tablejack.server.http.floor`,
+:mod:`~tablejack.server.http.tilts`, :mod:`~tablejack.server.duties.terminal_features`,
+:mod:`~tablejack.server.http.trust` and the demo's :mod:`~tablejack.server.http.demo`.
 """
 
 from __future__ import annotations
@@ -26,31 +26,28 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from tablejack.server import (
-    cage_api,
-    floor_api,
-    health,
-    pages,
-    records_api,
-    tables_api,
-    terminal_features,
-    terminal_socket,
-    tilt_api,
-    trust_api,
-)
-from tablejack.server import metrics as floor_metrics
-from tablejack.server.auth import AuthRefusedError
-from tablejack.server.bounds import BODY_MAX_BYTES, LimitBody, validation_errors
 from tablejack.server.compose import make_floor
-from tablejack.server.contract import publish
-from tablejack.server.floor import Floor
-from tablejack.server.gate import Gate, GateLimits, RefuseControlCharacters
-from tablejack.server.leasing import FloorLeases, LeaseSettings, lease_options, save_tables
-from tablejack.server.logs import RequestIds
-from tablejack.server.protocol import PROTOCOL_VERSION
-from tablejack.server.proxy import ForwardTableRequests
+from tablejack.server.duties import terminal_features
+from tablejack.server.floor.floor import Floor
+from tablejack.server.floor.leasing import FloorLeases, LeaseSettings, lease_options, save_tables
+from tablejack.server.http import cage as cage_api
+from tablejack.server.http import floor as floor_api
+from tablejack.server.http import health, pages
+from tablejack.server.http import metrics as floor_metrics
+from tablejack.server.http import records as records_api
+from tablejack.server.http import tables as tables_api
+from tablejack.server.http import tilts as tilt_api
+from tablejack.server.http import trust as trust_api
+from tablejack.server.http.trust import CheckpointSettings, run_checkpoints
+from tablejack.server.socket import terminal as terminal_socket
+from tablejack.server.socket.gate import Gate, GateLimits, RefuseControlCharacters
+from tablejack.server.socket.proxy import ForwardTableRequests
+from tablejack.server.support.auth import AuthRefusedError
+from tablejack.server.support.bounds import BODY_MAX_BYTES, LimitBody, validation_errors
+from tablejack.server.support.contract import publish
+from tablejack.server.support.logs import RequestIds
+from tablejack.server.support.protocol import PROTOCOL_VERSION
 from tablejack.server.table import TableConfig
-from tablejack.server.trust_api import CheckpointSettings, run_checkpoints
 from tablejack.store import Store
 from tablejack.store.checkpoints import Checkpointer
 from tablejack.store.keys import load_private_key
@@ -100,22 +97,22 @@ def create_app(
     ``step_window``); ``commit_window``: the store's group commit window
     (seconds, :attr:`Store.commit_window`).
     ``reader_port``: also listen for card readers on a raw TCP port
-    (:mod:`tablejack.server.reader`; 0 = any free port, in ``app.state.reader_port``), over TLS
-    with ``reader_tls`` (:mod:`tablejack.server.tls`). ``release_manifest`` and
+    (:mod:`tablejack.server.socket.reader`; 0 = any free port, in ``app.state.reader_port``), over TLS
+    with ``reader_tls`` (:mod:`tablejack.server.support.tls`). ``release_manifest`` and
     ``manifest_public_key``: the release manifest the supervisor's software check compares with
     (default: the package's) and the public key its signature must verify with
-    (:mod:`tablejack.server.integrity`, PA 605a.4(c)). ``checkpoints``: the key that signs
+    (:mod:`tablejack.server.support.integrity`, PA 605a.4(c)). ``checkpoints``: the key that signs
     the checkpoints of the event log and the file they are appended to
     (:mod:`tablejack.store.checkpoints`; none: no signed checkpoints). ``demo``: the demo's
     sign-in page (never on a real floor). ``gate``: the limits of the WebSocket before and after
-    the hello (:mod:`tablejack.server.gate`; its constants by default). ``lease``: this
+    the hello (:mod:`tablejack.server.socket.gate`; its constants by default). ``lease``: this
     process is one of a floor of several on PostgreSQL: it runs the tables it holds the lease
     of, up to its share, and forwards a terminal of another's table to it
-    (:mod:`tablejack.server.leasing`, :mod:`tablejack.server.proxy`). ``metrics_from``: the
+    (:mod:`tablejack.server.floor.leasing`, :mod:`tablejack.server.socket.proxy`). ``metrics_from``: the
     addresses that may read ``/metrics`` without a staff credential
-    (:mod:`tablejack.server.metrics`); ``/healthz`` and ``/readyz`` answer the load balancer
-    (:mod:`tablejack.server.health`). ``body_max_bytes``: the
-    largest request body read (a larger one: 413, :mod:`tablejack.server.bounds`).
+    (:mod:`tablejack.server.http.metrics`); ``/healthz`` and ``/readyz`` answer the load balancer
+    (:mod:`tablejack.server.http.health`). ``body_max_bytes``: the
+    largest request body read (a larger one: 413, :mod:`tablejack.server.support.bounds`).
     ``forwarded_allow_ips``: the addresses (or networks, comma-separated; ``*``: any) of the
     trusted proxies whose ``X-Forwarded-For`` and ``X-Forwarded-Proto`` name the client (its
     address keys the failed-hello bucket); none by default: a request's address is its peer's."""
@@ -162,7 +159,7 @@ def create_app(
             await start_checkpoint(floor, checkpointer)
         listener = None
         if reader_port is not None:
-            from tablejack.server.reader import start_reader_listener
+            from tablejack.server.socket.reader import start_reader_listener
 
             listener = await start_reader_listener(floor, reader_host, reader_port, tls=reader_tls)
             app.state.reader_port = listener.sockets[0].getsockname()[1]
@@ -179,7 +176,7 @@ def create_app(
         finally:
             if listener is not None:
                 listener.close()
-            from tablejack.server import protections, tilts
+            from tablejack.server.duties import protections, tilts
             from tablejack.server.links.interface import links
 
             for link in links(floor):  # the SAS lines (docs/sas.md)
@@ -235,7 +232,7 @@ def create_app(
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, error: RequestValidationError) -> Response:
         """422 naming each field and rule, quoting no large input
-        (:func:`~tablejack.server.bounds.validation_errors`); the audit log counts it (one row
+        (:func:`~tablejack.server.support.bounds.validation_errors`); the audit log counts it (one row
         per burst)."""
         request.app.state.gate.invalid_request(request, error.errors())
         return JSONResponse({"detail": validation_errors(error.errors())}, 422)
@@ -260,7 +257,7 @@ def create_app(
     app.add_middleware(RequestIds)  # the logs' request ids (outermost)
     app.include_router(cage_api.router)  # the cage's voucher look-up and report; tickets
     if demo:
-        from tablejack.server import demo as demo_floor
+        from tablejack.server.http import demo as demo_floor
 
         app.include_router(demo_floor.router)
     publish(app)  # the document states every bound and answer; 405 with the path's methods

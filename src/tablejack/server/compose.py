@@ -3,8 +3,8 @@ Chapter 605a duties.
 
 The rooms of the server depend one way (docs/architecture.md, "The server's rooms"): the table runtime
 (:mod:`tablejack.server.table`) knows none of the others; the floor
-(:mod:`tablejack.server.floor`) runs tables and knows none of its duties; the duties — tilts
-(:mod:`~tablejack.server.tilts`), the card inventory (:mod:`~tablejack.server.inventory`), the
+(:mod:`tablejack.server.floor.floor`) runs tables and knows none of its duties; the duties — tilts
+(:mod:`~tablejack.server.duties.tilts`), the card inventory (:mod:`~tablejack.server.duties.inventory`), the
 protections — work on the floor and its tables; the HTTP and WebSocket API
 (:mod:`~tablejack.server.app` and its routers) sits on top. :func:`make_floor` hands the floor the
 duties' factories, which a table is then handed through its small interfaces
@@ -16,9 +16,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from tablejack.server.floor import Floor
-from tablejack.server.inventory import ShoeCount
-from tablejack.server.tilts import TableTilts
+from tablejack.server.duties.inventory import ShoeCount
+from tablejack.server.duties.tilts import TableTilts
+from tablejack.server.floor.floor import Floor
 from tablejack.store import Store
 
 __all__ = ["make_floor"]

@@ -424,7 +424,7 @@ async def living(store: Store, hashes: list[str], at_us: int) -> dict[str, int]:
     credential deleted, or changed behind the server's back, is not alive.
 
     The one test of a credential's life: every REST request (:meth:`Auth.authenticate
-    <tablejack.server.auth.Auth>`) and the revocation watch over the open sockets use it."""
+    <tablejack.server.support.auth.Auth>`) and the revocation watch over the open sockets use it."""
     if not hashes:
         return {}
     own, parent, device = (

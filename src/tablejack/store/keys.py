@@ -1,6 +1,6 @@
 """Ed25519 keys: make a key pair, load a private or public key (PEM), and a key's id.
 
-The release manifest's signature (:mod:`tablejack.server.integrity`) and the signed checkpoints
+The release manifest's signature (:mod:`tablejack.server.support.integrity`) and the signed checkpoints
 of the event log (:mod:`tablejack.store.checkpoints`) use these. A private key is written with
 mode 0600 and never overwritten.
 

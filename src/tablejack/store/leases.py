@@ -241,7 +241,7 @@ class Leases:
 
 async def floor_hop_key(store: Store) -> bytes:
     """The secret the processes of a floor prove a request forwarded from one to another with
-    (:mod:`tablejack.server.proxy`): 32 random bytes kept in ``trust_meta``, made by the first
+    (:mod:`tablejack.server.socket.proxy`): 32 random bytes kept in ``trust_meta``, made by the first
     process that asks (``INSERT … ON CONFLICT DO NOTHING``: two first askers agree). It proves
     a hop to the other processes, not to someone who reads the database."""
     import secrets

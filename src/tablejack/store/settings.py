@@ -54,7 +54,7 @@ bills the validators accept (cents), the hour (UTC) a gaming day starts, and how
 group of five EWTs counts for the licence (``up``: as a table; ``down``: not at all);
 whether players may tip the dealer and the largest tip ($100.00) (:mod:`tablejack.store.tips`);
 when a terminal that loses its connection while its player has an unsettled wager is locked
-(``tilt_on_connection_loss``: ``mid_round``, ``always`` or ``off``; :mod:`tablejack.server.tilts`);
+(``tilt_on_connection_loss``: ``mid_round``, ``always`` or ``off``; :mod:`tablejack.server.duties.tilts`);
 how long the credentials of a role live (``token_lifetimes``: role → seconds, over
 :data:`tablejack.store.credentials.DEFAULT_LIFETIMES`) and a session (``session_lifetime_s``);
 whether a terminal with a SAS link is locked while its host does not poll it

@@ -17,7 +17,7 @@ import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
-from tablejack.server.floor import Floor
+from tablejack.server.floor.floor import Floor
 from tablejack.store import vouchers
 from tablejack.store.policy import Actor
 from tablejack.store.vouchers import FloorRefusedError, Movement

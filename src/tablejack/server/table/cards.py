@@ -6,7 +6,7 @@
   reader line protocol"), or the dealer types them on the console. These are not objects here:
   they arrive as ``card`` requests and the engine decides whether the card was asked for.
   :class:`ShoeInventory` counts the cards of the shoe loaded at such a table (the floor's card
-  inventory, :mod:`tablejack.server.inventory`, loads, checks and ends it).
+  inventory, :mod:`tablejack.server.duties.inventory`, loads, checks and ends it).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from typing import Any
 
 from tablejack.core.cards import Card
 from tablejack.games import GAMES
-from tablejack.server.adapters import Adapter
+from tablejack.server.table.adapters import Adapter
 from tablejack.store import EventRecord, StoreError
 
 __all__ = ["apply_command", "replay_round"]

@@ -36,8 +36,8 @@ from tablejack.core.cards import Card
 from tablejack.core.errors import InvalidNotationError, TablejackError
 from tablejack.core.money import format_cents
 from tablejack.games import GAMES
-from tablejack.server.adapters import adapter_for
-from tablejack.server.logs import bind
+from tablejack.server.support.logs import bind
+from tablejack.server.table.adapters import adapter_for
 from tablejack.server.table.bookkeeping import Books
 from tablejack.server.table.cards import VirtualShoe
 from tablejack.server.table.collaborators import CardInventory, Host, LockOut

@@ -18,7 +18,8 @@ from typing import Any
 
 from tablejack.games import classic, hybrid, hybrid_shared, multi_action, transcript
 from tablejack.server import visibility
-from tablejack.server.adapters import Adapter, rules_icon
+from tablejack.server.support.wire import dumps as _encode
+from tablejack.server.table.adapters import Adapter, rules_icon
 from tablejack.server.table.bookkeeping import Books
 from tablejack.server.table.cards import ShoeInventory, VirtualShoe
 from tablejack.server.table.collaborators import CardInventory, Host, Subscriber
@@ -31,7 +32,6 @@ from tablejack.server.table.procedures import (
     READER_RULE,
     Procedures,
 )
-from tablejack.server.wire import dumps as _encode
 
 __all__ = ["WAGERING_RULES", "TableViews"]
 

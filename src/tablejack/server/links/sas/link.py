@@ -27,13 +27,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tablejack.server import protections as guard
-from tablejack.server.floor import Floor
+from tablejack.server.duties import protections as guard
+from tablejack.server.duties.tilts import refresh_terminals
+from tablejack.server.floor.floor import Floor
 from tablejack.server.links.interface import Decision, Link, LinkRefusedError
 from tablejack.server.links.sas.framing import Message, crc16
 from tablejack.server.links.sas.machine import GamingMachine, HostRefusedError
 from tablejack.server.links.sas.transport import SerialLine, TcpLine, parse_endpoint
-from tablejack.server.tilts import refresh_terminals
 from tablejack.store import Store, meters_report
 from tablejack.store import links as store_links
 from tablejack.store import protections as store_protections
@@ -375,7 +375,7 @@ class SasLink(Link):
     async def rom_signature(self, seed: int) -> int:
         """Long poll 21: the CRC-16, seeded, of the release manifest the installed files give
         (what ``tablejack verify-install`` checks): a changed file changes the signature."""
-        from tablejack.server.integrity import build_manifest, canonical_json
+        from tablejack.server.support.integrity import build_manifest, canonical_json
 
         data = await asyncio.to_thread(lambda: canonical_json(build_manifest()))
         return crc16(data, seed)

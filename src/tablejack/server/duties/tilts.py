@@ -1,0 +1,399 @@
+"""Automatic tilts and lock-out (PA Chapter 605a): a fault the table system detects locks play
+until a supervisor clears it with a clear code and a reason.
+
+Two scopes:
+
+* **Table tilts** — ``reader_fault`` (the reader sent ``FAULT`` or its connection dropped while
+  the engine waited for a card), ``card_not_requested``, ``card_inventory`` (a card with no copy
+  left in the shoe's inventory, a refused load, a mismatch at the end of a shoe) and
+  ``storage_error`` (a step's commit failed). The table is ``halted``: it deals nothing and
+  takes no wager or decision at any of its terminals. Each tilt is an event of the table's
+  procedure log (``tilt``; its clear ``tilt_clear``), so a restart finds it, and an audit entry.
+  ``POST /api/tables/{id}/clear`` (supervisor only) clears them; a round stopped as an
+  irregularity also needs the supervisor's void (every unsettled wager refunded) before play
+  resumes.
+* **Terminal tilts** — ``connection_lost``: a player's terminal dropped its connection while he
+  had an unsettled wager in the round (floor setting ``tilt_on_connection_loss``: ``mid_round``
+  by default, once wagering has closed; ``always``; ``off``).
+  The terminal is locked in the store like a staff tilt
+  (:func:`tablejack.store.protections.lock_terminal`) and cleared by the same endpoint
+  (``POST /api/floor/terminals/{terminal}/clear``); his seat and wagers stay, and his open
+  decisions fall to the countdown default.
+
+The dealer console and the supervisor see the table's tilts (``tilts`` in the staff state
+message: the table's own and those of its terminals); every terminal at the table is told at
+once with an ``error`` frame of code ``tilt``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import weakref
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from tablejack.server.floor.floor import LEASE_RULE
+from tablejack.server.table import RefusedError, Table
+from tablejack.store import EventIn, EventRecord, FencedError
+from tablejack.store.protections import CLEAR_CODES, TILT_CODES, TILT_RULE
+
+if TYPE_CHECKING:
+    from tablejack.server.floor.floor import Connection, Floor
+
+__all__ = [
+    "CONNECTION_SETTING",
+    "TABLE_TILT_RULE",
+    "TableTilts",
+    "at_stake",
+    "clear_table",
+    "connection_lost",
+    "drain",
+    "on_join",
+    "raise_tilt",
+    "refresh_terminals",
+    "restore",
+    "schedule_connection_lost",
+    "settle_after_start",
+    "storage_fault",
+]
+
+log = logging.getLogger("tablejack.server")
+
+TABLE_TILT_RULE = "table lock-out"
+"""The rule a table tilt's refusals name (a terminal's tilt names ``terminal lock-out``)."""
+CONNECTION_SETTING = "tilt_on_connection_loss"
+"""The floor setting: lock a terminal whose connection drops while its player has an
+unsettled wager in the round — ``mid_round`` (the default: once wagering has closed),
+``always`` (from his wager on, wagering still open included) or ``off``."""
+
+_LAST_TABLE: weakref.WeakKeyDictionary[Floor, dict[str, str]] = weakref.WeakKeyDictionary()
+"""Per floor: the table at which each terminal was last locked automatically."""
+
+
+class TableTilts:
+    """A table's tilts as the table is handed them (its
+    :class:`~tablejack.server.table.LockOut`): the floor makes one for each table."""
+
+    def __init__(self, floor: Floor, table: Table) -> None:
+        self.floor = floor
+        self.table = table
+
+    def restore(self, records: Iterable[EventRecord]) -> None:
+        """The table's active tilts from its procedure log (:func:`restore`)."""
+        restore(self.table, records)
+
+    async def started(self) -> None:
+        """After the start's recovery: an active tilt keeps the table locked, and the locks of
+        its terminals are shown (:func:`settle_after_start`, :func:`refresh_terminals`)."""
+        settle_after_start(self.table)
+        await refresh_terminals(self.floor, [self.table])
+
+    async def raise_tilt(self, code: str, message: str, *, by: str, rule: str) -> dict[str, Any]:
+        """Lock the table (:func:`raise_tilt`)."""
+        return await raise_tilt(self.table, code, message, by=by, rule=rule)
+
+    async def storage_fault(self, error: BaseException) -> RefusedError:
+        """A step's commit failed (:func:`storage_fault`). Refused for its fencing token,
+        the table is another process's now: no tilt; the floor stops serving it here."""
+        if isinstance(error, FencedError):
+            table = self.table
+            log.warning("table %s: a write refused by the store: %s", table.id, error)
+            self.floor.fenced(table.id)
+            with contextlib.suppress(Exception):
+                await table.reload()
+            return RefusedError(
+                "moved",
+                f"Table {table.id} is run by another process of the floor now; nothing of this "
+                "step was written. The terminal reconnects to it.",
+                LEASE_RULE,
+            )
+        return await storage_fault(self.table, error)
+
+
+def _push(table: Table, message: str, rule: str) -> None:
+    frame = {"type": "error", "id": None, "code": "tilt", "rule": rule, "message": message}
+    for connection in list(table.subscribers):
+        connection.push(frame)
+
+
+async def raise_tilt(
+    table: Table,
+    code: str,
+    message: str,
+    *,
+    by: str,
+    rule: str = TABLE_TILT_RULE,
+    terminal: str = "",
+) -> dict[str, Any]:
+    """Lock the table with a tilt ``code`` (the caller holds the table's lock, or runs where no
+    step can interleave). The lock applies in memory first, so a tilt raised because the store
+    failed still locks play; the event and the audit entry follow (logged, not raised, if the
+    store fails again)."""
+    if code not in TILT_CODES:
+        raise ValueError(f"A tilt code is one of {TILT_CODES}, not {code!r}.")
+    at_us = table.floor.now_us()
+    entry: dict[str, Any] = {
+        "scope": "table",
+        "code": code,
+        "message": message,
+        "rule": rule,
+        "by": by,
+        "at_us": at_us,
+        "round_id": table.round_id,
+    }
+    table.tilts = [*table.table_tilts(), entry, *(t for t in table.tilts if t["scope"] != "table")]
+    table.settle_status()
+    text = f"Table {table.id} locked ({code}): {message} Call the floorperson."
+    _push(table, text, TABLE_TILT_RULE)
+    try:
+        await table.log_procedure(  # the gaming-day record shows the tilt
+            EventIn(
+                "tilt",
+                {k: entry[k] for k in ("code", "message", "rule", "round_id")},
+                actor=by,
+                terminal=terminal,
+            ),
+            at_us=at_us,
+        )
+        await table.floor.store.audit(
+            "tilt",
+            f"table {table.id} {code}: {message}"[:500],
+            table_id=table.id,
+            actor=by,
+            terminal=terminal,
+            rule=TABLE_TILT_RULE,
+        )
+    except Exception:
+        entry["logged"] = False
+        log.exception("table %s: the %s tilt could not be written to the store", table.id, code)
+    log.warning("table %s locked: %s %s", table.id, code, message)
+    table.changed()
+    return entry
+
+
+async def clear_table(table: Table, code: str, reason: str, *, by: str) -> dict[str, Any]:
+    """A supervisor clears the table's tilts with a clear code and a reason (the caller
+    checked the role). An irregular round still needs the supervisor's void."""
+    if code not in CLEAR_CODES or not reason.strip():
+        raise RefusedError(
+            "invalid",
+            f"A clear names a code ({', '.join(CLEAR_CODES)}) and a reason.",
+            TABLE_TILT_RULE,
+        )
+    async with table.lock:
+        active = table.table_tilts()
+        if not active:
+            raise RefusedError("invalid", f"Table {table.id} has no tilt.", TABLE_TILT_RULE)
+        payload = {
+            "clear_code": code,
+            "reason": reason[:200],
+            "cleared": [t["code"] for t in active],
+        }
+        await table.log_procedure(EventIn("tilt_clear", payload, actor=by))
+        table.tilts = [t for t in table.tilts if t["scope"] != "table"]
+        if table.needs_reload:
+            await table.reload()
+            table.needs_reload = False
+        table.settle_status()
+        await table.floor.store.audit(
+            "tilt_clear",
+            f"table {table.id} {code}: {reason[:200]}",
+            table_id=table.id,
+            actor=by,
+            rule=TABLE_TILT_RULE,
+        )
+    table.changed()
+    return {**payload, "table": table.id, "status": table.status, "halt_reason": table.halt_reason}
+
+
+def restore(table: Table, records: Iterable[EventRecord]) -> None:
+    """Rebuild the table's active tilts from its procedure log (at start)."""
+    active: list[dict[str, Any]] = []
+    for record in records:
+        if record.kind == "tilt":
+            active.append(
+                {"scope": "table", **record.payload, "by": record.actor, "at_us": record.at_us}
+            )
+        elif record.kind == "tilt_clear":
+            active = []
+    table.tilts = [*active, *(t for t in table.tilts if t["scope"] != "table")]
+
+
+def settle_after_start(table: Table) -> None:
+    """After the restart's recovery: a table with an active tilt stays locked."""
+    if table.table_tilts():
+        table.settle_status()
+
+
+async def storage_fault(table: Table, error: BaseException) -> RefusedError:
+    """A step's commit failed (the store raised): rebuild the round from its log (if the store
+    answers), lock the table with ``storage_error`` and give the request its refusal."""
+    log.error("table %s: a step's commit failed: %r", table.id, error)
+    try:
+        await table.reload()
+    except Exception:
+        table.needs_reload = True
+        log.exception("table %s: the round could not be rebuilt; locked", table.id)
+    await raise_tilt(
+        table,
+        "storage_error",
+        f"the store refused a step ({type(error).__name__}); nothing of it was applied.",
+        by="server",
+    )
+    return RefusedError(
+        "storage_error",
+        f"Table {table.id} could not record the step; play is locked until a supervisor "
+        "clears the tilt.",
+        TABLE_TILT_RULE,
+    )
+
+
+# -- terminal tilts ------------------------------------------------------------------------
+
+
+_PENDING: weakref.WeakKeyDictionary[Floor, set[asyncio.Task[Any]]] = weakref.WeakKeyDictionary()
+
+
+def schedule_connection_lost(floor: Floor, connection: Connection) -> None:
+    """A player's socket closed: take the round as it stands at this moment
+    (:func:`at_stake`) and run :func:`connection_lost` in a task of its own, so that the
+    closing socket's handler being cancelled does not cancel the tilt."""
+    stake = at_stake(floor, connection)
+    if stake is None:
+        return
+
+    async def run() -> None:
+        try:
+            await connection_lost(floor, connection, stake)
+        except Exception:
+            log.exception("the connection_lost tilt of %s failed", connection.terminal)
+
+    task = asyncio.get_running_loop().create_task(run())
+    pending = _PENDING.setdefault(floor, set())
+    pending.add(task)
+    task.add_done_callback(pending.discard)
+
+
+async def drain(floor: Floor) -> None:
+    """Let the floor's pending ``connection_lost`` checks finish (at shutdown, before the store
+    closes)."""
+    pending = list(_PENDING.get(floor, ()))
+    if pending:
+        await asyncio.wait(pending, timeout=5)
+
+
+def at_stake(floor: Floor, connection: Connection) -> dict[str, Any] | None:
+    """What a closing player socket leaves at stake now: None unless its player has an
+    unsettled wager in his table's round and no other socket of the terminal is open; else the
+    table, the round and whether wagering is still open."""
+    table = floor.tables.get(connection.table or "")
+    round_ = None if table is None else table.round
+    if connection.role != "player" or table is None or round_ is None or round_.is_complete:
+        return None
+    if any(c.terminal == connection.terminal for c in floor.connections if c is not connection):
+        return None
+    settled = {s.wager_id for s in round_.settlements}
+    if not any(w.player == connection.subject and w.id not in settled for w in round_.wagers):
+        return None
+    return {
+        "table": table.id,
+        "round_id": table.round_id,
+        "wagering": round_.phase.value == "wagering",
+    }
+
+
+async def connection_lost(
+    floor: Floor, connection: Connection, stake: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Lock the terminal (``connection_lost``) of a socket that closed with ``stake`` (see
+    :func:`at_stake`) when the floor setting ``tilt_on_connection_loss`` asks for it:
+    ``mid_round`` once wagering had closed, ``always``, or ``off``. Returns the tilt, or None."""
+    from tablejack.server.duties import protections as guard
+    from tablejack.store import protections
+    from tablejack.store.vouchers import floor_settings
+
+    when = str((await floor_settings(floor.store)).get(CONNECTION_SETTING, "mid_round"))
+    if when == "off" or (when == "mid_round" and stake["wagering"]):
+        return None
+    table = floor.tables.get(stake["table"])
+    if table is None:  # the table moved to another process of the floor: not this one's tilt
+        return None
+    reason = (
+        f"connection lost at table {stake['table']} in round {stake['round_id']} with "
+        f"{connection.subject}'s wager unsettled"
+    )
+    done = await protections.lock_terminal(
+        floor.store,
+        connection.terminal,
+        "connection_lost",
+        reason,
+        by="server",
+        at_us=floor.now_us(),
+        fence=table.fence,
+    )
+    guard.invalidate(floor)
+    _LAST_TABLE.setdefault(floor, {})[connection.terminal] = stake["table"]
+    await refresh_terminals(floor)
+    return done
+
+
+async def refresh_terminals(floor: Floor, tables: Iterable[Table] | None = None) -> None:
+    """Mirror the locked terminals into each table's ``tilts`` (shown to the console): the
+    terminals connected to the table, registered to it, or locked automatically at it."""
+    from tablejack.store import protections
+    from tablejack.store.vouchers import terminals
+
+    locks = await protections.open_locks(floor.store)
+    registered = await terminals(floor.store)
+    last = _LAST_TABLE.get(floor, {})
+    for table in list(floor.tables.values()) if tables is None else tables:
+        here = {c.terminal for c in table.subscribers if c.role == "player"}
+        here |= {
+            r["id"] for r in registered if r["table_id"] == table.id and r["status"] == "active"
+        }
+        here |= {t for t, at in last.items() if at == table.id}
+        mirrored = [
+            {
+                "scope": "terminal",
+                "terminal": terminal,
+                "code": lock["code"],
+                "message": lock["reason"],
+                "rule": TILT_RULE,
+                "by": lock["locked_by"],
+                "at_us": lock["locked_us"],
+            }
+            for terminal in sorted(here)
+            for lock in locks.get(terminal, [])
+        ]
+        before = [t for t in table.tilts if t["scope"] == "terminal"]
+        if mirrored != before:
+            table.tilts = [*table.table_tilts(), *mirrored]
+            table.broadcast()
+            cleared = {t["terminal"] for t in before} - {t["terminal"] for t in mirrored}
+            for connection in list(floor.connections):
+                if connection.terminal in cleared:  # the terminal's page drops its lock line
+                    connection.push(
+                        {
+                            "type": "error",
+                            "id": None,
+                            "code": "tilt_cleared",
+                            "rule": TILT_RULE,
+                            "message": f"Terminal {connection.terminal} unlocked by a supervisor.",
+                        }
+                    )
+
+
+def on_join(connection: Connection, table: Table) -> None:
+    """Tell a terminal that joins a locked table, or whose own terminal is locked, at once."""
+    for tilt in table.tilts:
+        if tilt["scope"] == "table":
+            message = f"Table {table.id} locked ({tilt['code']}): call the floorperson."
+        elif tilt["terminal"] == connection.terminal:
+            message = f"Terminal locked ({tilt['code']}): call an attendant."
+        else:
+            continue
+        connection.push(
+            {"type": "error", "id": None, "code": "tilt", "rule": tilt["rule"], "message": message}
+        )

@@ -1,0 +1,144 @@
+"""The REST API's access control: who a request is (:func:`identity`) and what its role may do
+(:func:`need`), each refusal answered with the rule and written to the audit log.
+
+The routes of every part of the API (:mod:`tablejack.server.app`, :mod:`~.floor_api`,
+:mod:`~.tilt_api`, :mod:`~.terminal_features`, :mod:`~.trust_api`) import these; none of them
+imports another's routes.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import urlsplit
+
+from fastapi import Depends, HTTPException, Request
+from pydantic import BaseModel, ConfigDict
+
+from tablejack.server.floor.floor import Floor
+from tablejack.server.socket.proxy import caller_host
+from tablejack.server.support.auth import Principal, bearer
+from tablejack.server.table import Table
+from tablejack.store import StoreError
+from tablejack.store.policy import PERMISSIONS, Role
+
+__all__ = ["Strict", "Who", "floor_of", "floor_refusal", "identity", "need", "refuse", "table_of"]
+
+
+class Strict(BaseModel):
+    """A request body: a field it does not define is refused (422), never ignored — a request
+    cannot, say, name the account a movement should touch."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def floor_of(request: Request) -> Floor:
+    """The floor the app serves."""
+    floor: Floor = request.app.state.floor
+    return floor
+
+
+def table_of(request: Request, table_id: str) -> Table:
+    """The floor's table ``table_id``; 404 when the floor has none."""
+    table = floor_of(request).tables.get(table_id)
+    if table is None:
+        raise HTTPException(404, f"No table {table_id!r}.")
+    return table
+
+
+async def refuse(
+    request: Request, who: Principal | None, code: str, message: str, rule: str, status: int = 403
+) -> HTTPException:
+    """Audit a refusal and the HTTP error that answers it. A refusal of someone authenticated
+    is an audit row of its own; one before authentication (``who`` None) is counted, one row
+    per code and window (:meth:`tablejack.server.socket.gate.Gate.unauthenticated`)."""
+    gate = getattr(request.app.state, "gate", None)
+    if who is None and gate is not None:
+        gate.unauthenticated(request, code, message, rule)
+    else:
+        await floor_of(request).store.audit(
+            code,
+            message,
+            actor="" if who is None else who.subject,
+            terminal="" if who is None else who.terminal,
+            rule=rule,
+        )
+    return HTTPException(status, {"code": code, "rule": rule, "message": message})
+
+
+async def identity(request: Request) -> Principal:
+    """The principal of the request's credential (the Authorization header, or the session
+    cookie), checked in the database. A token in the URL is refused, and so is a request by
+    cookie whose ``Origin`` is not the host it was sent to (forwarded by another process of the
+    floor: the host its caller sent it to there, :func:`~tablejack.server.socket.proxy.caller_host`)."""
+    if "token" in request.query_params:
+        raise await refuse(
+            request,
+            None,
+            "token_in_url",
+            "A token is never accepted in a URL (logs and browser history keep URLs); send it "
+            "in the Authorization header or sign in (POST /api/session).",
+            "PA 605a.4(d)",
+            400,
+        )
+    token = bearer(request.headers, request.cookies)
+    if not token:
+        raise HTTPException(401, "A bearer token or a session is required.")
+    origin = request.headers.get("origin")
+    by_cookie = "authorization" not in request.headers
+    if by_cookie and origin is not None and urlsplit(origin).netloc != caller_host(request):
+        raise await refuse(
+            request,
+            None,
+            "origin",
+            "A session cookie is accepted only from this server's own pages.",
+            "PA 605a.4(d)",
+        )
+    found = await floor_of(request).auth.authenticate(token, fresh=True)
+    if found is None:
+        raise HTTPException(
+            401,
+            "Unknown, expired or revoked credential (a session also ends when its terminal's "
+            "key is replaced or the terminal retired); sign in again.",
+        )
+    if found.role == Role.TERMINAL.value:
+        raise await refuse(
+            request,
+            found,
+            "role",
+            "A terminal's device credential signs players in; it makes no request of its own.",
+            "PA 605a.4(d)",
+        )
+    return found
+
+
+Who = Annotated[Principal, Depends(identity)]
+
+
+def _names(operation: str) -> str:
+    roles = [r.value for r in Role if r in PERMISSIONS[operation]]
+    return roles[0] if len(roles) == 1 else ", ".join(roles[:-1]) + " or " + roles[-1]
+
+
+async def need(request: Request, who: Principal, operation: str) -> str:
+    """The caller's subject when its role may do ``operation``; else refused (403) and audited."""
+    if who.may(operation):
+        return who.subject
+    what = operation.replace("_", " ")
+    raise await refuse(
+        request,
+        who,
+        "role",
+        f"The {who.role} role may not {what}; it needs {_names(operation)} (least privilege).",
+        f"role: {'/'.join(r.value for r in Role if r in PERMISSIONS[operation])}",
+    )
+
+
+def floor_refusal(refusal: StoreError) -> HTTPException:
+    """A floor refusal (already audited by the store) as the HTTP error: 403 for a role, 409
+    for the rest, with the code, the rule and the sentence."""
+    code = getattr(refusal, "code", "refused")
+    status = 403 if code in ("role", "supervisor", "terminal") else 409
+    return HTTPException(
+        status,
+        {"code": code, "rule": getattr(refusal, "rule", ""), "message": str(refusal)},
+    )

@@ -1,0 +1,172 @@
+"""The cage's desk and the voucher as paper (PA 605a.5(c)–(d)).
+
+* ``POST /api/cage/vouchers/lookup {code}`` (cashier, supervisor): the voucher of a validation
+  number — its amount and state — before it is paid (paying is ``POST /api/cage/vouchers``,
+  once, under the money policy). An unknown or forged number is refused and audited.
+* ``GET /api/cage/report?day=`` (cashier, supervisor): the cage's movements of a gaming day.
+* ``POST /api/floor/vouchers/ticket {code}``: the printable ticket of a voucher (HTML with the
+  validation number as a barcode), for the player whose game account it was cashed out of, or
+  for the cage (cashier, supervisor); anyone else is refused and audited.
+
+A validation number is a bearer secret, so it travels in a request's body, never in a URL.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, Response
+from pydantic import Field
+
+from tablejack.server.http.access import Strict, Who, floor_of, need, refuse
+from tablejack.server.support.text import SafeText
+from tablejack.server.support.ticket import ticket_escpos, ticket_html
+from tablejack.store import cage, meters_report
+from tablejack.store.vouchers import VOUCHER_RULE, floor_settings, terminal
+
+__all__ = ["router"]
+
+DAY = r"^\d{4}-\d{2}-\d{2}$"
+REFUSED: dict[int | str, dict[str, Any]] = {
+    400: {"description": "A token in the URL (refused and audited)."},
+    401: {"description": "No credential, or one unknown, expired or revoked."},
+    403: {"description": "The role may not (refused and audited)."},
+    422: {"description": "The body or a parameter is not valid."},
+}
+
+
+class CodeBody(Strict):
+    """A voucher's validation number as printed or scanned (18 digits; spaces and dashes are
+    ignored)."""
+
+    code: SafeText = Field(min_length=1, max_length=40)
+
+
+class TicketBody(CodeBody):
+    """A voucher's ticket: ``html`` (printable page) or ``escpos`` (a receipt printer's
+    commands)."""
+
+    format: SafeText = Field(default="html", pattern=r"^(html|escpos)$")
+
+
+def _cash_desk(who: Any) -> bool:
+    return bool(who.may("read_voucher"))
+
+
+async def _voucher_of(request: Request, who: Any, code: str) -> dict[str, Any]:
+    """The voucher of ``code``; an unknown or forged number is refused (404) and audited."""
+    floor = floor_of(request)
+    found = await cage.voucher_by_code(floor.store, code)
+    if found is None:
+        clean = "".join(ch for ch in code if ch.isdigit())
+        raise await refuse(
+            request,
+            who,
+            "forged",
+            f"No voucher has the validation number …{clean[-4:]} ({VOUCHER_RULE}).",
+            VOUCHER_RULE,
+            404,
+        )
+    return found
+
+
+router = APIRouter()
+
+
+@router.post(
+    "/api/cage/vouchers/lookup",
+    responses={
+        **REFUSED,
+        404: {"description": "No voucher has this validation number (audited)."},
+    },
+)
+async def lookup_voucher(request: Request, body: CodeBody, who: Who) -> dict[str, Any]:
+    """The voucher of a validation number — number, amount, state (``issued``: payable;
+    ``redeemed``: paid, with where and when), issuing terminal and time, its expiry (``expired``
+    past the floor's ``voucher_expiry_days``) — before the cage pays it (cashier, supervisor).
+    ``payable`` says whether ``POST /api/cage/vouchers`` would pay it."""
+    await need(request, who, "read_voucher")
+    found = await _voucher_of(request, who, body.code)
+    settings = await floor_settings(floor_of(request).store)
+    expiry = int(settings.get("voucher_expiry_days", 0) or 0)
+    expires_us = found["issued_us"] + expiry * meters_report.DAY_US if expiry > 0 else None
+    expired = expires_us is not None and floor_of(request).now_us() > expires_us
+    return {
+        **{k: found[k] for k in ("number", "amount", "status", "terminal", "issued_us")},
+        "redeemed_us": found["redeemed_us"],
+        "redeemed_terminal": found["redeemed_terminal"],
+        "expires_us": expires_us,
+        "expired": expired,
+        "payable": found["status"] == "issued" and not expired,
+        "rule": VOUCHER_RULE,
+    }
+
+
+@router.get(
+    "/api/cage/report",
+    responses={**REFUSED, 409: {"description": "The day is not a valid date."}},
+)
+async def cage_report(
+    request: Request,
+    who: Who,
+    day: str | None = Query(default=None, pattern=DAY),
+) -> dict[str, Any]:
+    """The cage's report of a gaming day (default: the current one): the credit sold, the
+    vouchers paid and the hand pays, each a count and a total in cents, and the cash in, out
+    and net (cashier, supervisor)."""
+    floor = floor_of(request)
+    await need(request, who, "read_voucher")
+    hour = int((await floor_settings(floor.store))["gaming_day_start_hour"])
+    chosen = day or meters_report.gaming_day_of(floor.now_us(), hour)
+    try:
+        start, end = meters_report.day_bounds(chosen, hour)
+    except ValueError:
+        raise HTTPException(409, f"{chosen!r} is not a gaming day (YYYY-MM-DD).") from None
+    return {"gaming_day": chosen, **await cage.cage_report(floor.store, start, end)}
+
+
+@router.post(
+    "/api/floor/vouchers/ticket",
+    response_class=HTMLResponse,
+    responses={
+        **REFUSED,
+        200: {
+            "content": {"text/html": {}, "application/octet-stream": {}},
+            "description": "The printable ticket (HTML), or its ESC/POS commands.",
+        },
+        404: {"description": "No voucher has this validation number (audited)."},
+    },
+)
+async def voucher_ticket(request: Request, body: TicketBody, who: Who) -> Response:
+    """The printable ticket of a voucher (``format``: ``html``, or ``escpos`` for a receipt
+    printer): the player whose game account it was cashed out of, or the cage (cashier,
+    supervisor); anyone else is refused and audited."""
+    floor = floor_of(request)
+    found = await _voucher_of(request, who, body.code)
+    owner = who.role == "player" and who.subject == found["account"]
+    if not (owner or _cash_desk(who)):
+        raise await refuse(
+            request,
+            who,
+            "role",
+            "A voucher's ticket is printed for the player who cashed it out or for the cage "
+            "(least privilege).",
+            VOUCHER_RULE,
+        )
+    settings = await floor_settings(floor.store)
+    registered = await terminal(floor.store, found["terminal"])
+    table = "" if registered is None else str(registered["table_id"])
+    clean = "".join(ch for ch in body.code if ch.isdigit())
+    casino = str(settings.get("casino_name") or "tablejack")
+    days = int(settings.get("voucher_expiry_days", 0) or 0)
+    if body.format == "escpos":
+        return Response(
+            ticket_escpos(found, clean, casino=casino, table=table, expiry_days=days),
+            media_type="application/octet-stream",
+            headers={"Cache-Control": "no-store"},
+        )
+    return HTMLResponse(
+        ticket_html(found, clean, casino=casino, table=table, expiry_days=days),
+        headers={"Cache-Control": "no-store"},
+    )
