@@ -59,6 +59,16 @@ def _add_import(tree: Path, module: str, statement: str) -> None:
             "import tablejack.server.app  # noqa",
             "The server's rooms",
         ),
+        (  # the floor's duties sit under the routers
+            "tablejack.server.duties.tilts",
+            "import tablejack.server.http.tilts  # noqa",
+            "The server's rooms",
+        ),
+        (  # socket and links are peers: neither imports the other
+            "tablejack.server.links.interface",
+            "import tablejack.server.socket.gate  # noqa",
+            "The server's rooms",
+        ),
         ("tablejack.store.policy", "import tablejack.store.db  # noqa", "money-movement policy"),
         (
             "tablejack.lab.paytable.search",
