@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tablejack import server
 from tablejack.core.records import Result, WagerKind
 from tablejack.core.rules import ClassicRules
 from tablejack.games import GAMES, classic, hybrid, hybrid_shared, multi_action
@@ -30,7 +31,7 @@ from tablejack.store.policy import Role
 from tablejack.store.protections import CLEAR_CODES, TILT_CODES
 from tablejack.store.settings import DEFAULT_SETTINGS
 
-STATIC = Path(adapters.__file__).parent / "static"
+STATIC = Path(server.__file__).parent / "static"
 PAGE = (
     "terminal.html",
     "terminal.js",

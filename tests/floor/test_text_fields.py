@@ -153,8 +153,8 @@ def test_every_text_field_of_every_body_and_message_is_safe_text() -> None:
     """No plain ``str`` in any pydantic model of the server (REST bodies, WebSocket messages,
     the keys of a dict included): each text is ``SafeText``."""
     plain, seen = [], 0
-    for info in pkgutil.iter_modules(server.__path__):
-        module = importlib.import_module(f"{server.__name__}.{info.name}")
+    for info in pkgutil.walk_packages(server.__path__, f"{server.__name__}."):
+        module = importlib.import_module(info.name)
         for name, model in vars(module).items():
             if not (isinstance(model, type) and issubclass(model, BaseModel)):
                 continue
