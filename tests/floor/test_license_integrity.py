@@ -24,7 +24,7 @@ def license_view(client: Any, kit: Any, who: str = "super") -> dict[str, Any]:
 
 
 def test_605a9b_five_ewts_count_as_one_table(make_client: Any, kit: Any) -> None:
-    client = make_client([kit.hybrid_table("A1"), kit.hybrid_table("A2")])
+    client = make_client([kit.stacked_table("A1"), kit.stacked_table("A2")])
     secrets: dict[str, str] = {}
     for n in range(1, 7):
         registered = post(

@@ -18,7 +18,7 @@ from tablejack.store.meters_report import (
     snapshots,
     win_report,
 )
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 DAY_US = 24 * 3600 * 1_000_000
 

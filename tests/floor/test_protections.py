@@ -14,8 +14,8 @@ from tablejack.server.duties import protections as guard
 from tablejack.store import EventIn, Step, Store, Transfer
 from tablejack.store.policy import Actor, Role
 from tablejack.store.protections import check_wager, set_limits, usage
-from tablejack.store.testing import Backend
 from tablejack.store.vouchers import FloorRefusedError
+from tests.support.store import Backend
 
 HOUR = 3600.0
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tablejack.server.duties.terminal_features import CONFIRM_RULE, REPEAT_RULE
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 STATIC = resources.files("tablejack.server") / "static"
 
@@ -54,7 +54,7 @@ def last_audit(client: Any, kit: Any) -> dict[str, Any]:
 def test_605a_double_confirmation_above_amount(
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
-    client = make_client([kit.hybrid_table(confirm_above=20_000)], backend=backend)
+    client = make_client([kit.stacked_table(confirm_above=20_000)], backend=backend)
     assert client.get("/api/tables/A1", headers=kit.auth("ann")).json()["confirm_above"] == 20_000
     round_id = open_round(client, kit)
     with kit.connect(client, "ann", "EWT-1", "A1") as ann:
@@ -192,7 +192,7 @@ def test_605a_repeat_last_bet_refused_over_the_balance_changes_nothing(
 def test_605a_repeat_last_bet_needs_the_confirmation_above_the_amount(
     make_client: Any, kit: Any
 ) -> None:
-    client = make_client([kit.hybrid_table(confirm_above=1200)])
+    client = make_client([kit.stacked_table(confirm_above=1200)])
     first = kit.play_round(client)
     assert len(wagers_of(client, kit, first, "bob")) == 2  # $10.00 and $5.00, each below
     second = open_round(client, kit)
@@ -327,5 +327,5 @@ def test_605a_protection_settings_of_a_table_are_checked(kit: Any) -> None:
         ({"result_hold_seconds": "30"}, "between 0 and 3600"),
     ):
         with pytest.raises(ValueError, match=message):
-            kit.hybrid_table(**options)
-    assert kit.hybrid_table(confirm_above=1, result_hold_seconds=0).to_json()["confirm_above"] == 1
+            kit.stacked_table(**options)
+    assert kit.stacked_table(confirm_above=1, result_hold_seconds=0).to_json()["confirm_above"] == 1

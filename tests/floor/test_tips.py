@@ -14,9 +14,9 @@ from tablejack.store import Store
 from tablejack.store.meters_report import day_bounds, gaming_day_of, readings
 from tablejack.store.policy import Actor, Role
 from tablejack.store.protections import lock_terminal, self_exclude, set_limits, usage
-from tablejack.store.testing import Backend
 from tablejack.store.tips import give_tip, tip_report
 from tablejack.store.vouchers import FloorRefusedError, register_terminal, set_floor_setting
+from tests.support.store import Backend
 
 DAY_US = 24 * 3600 * 1_000_000
 CASHIER = Actor(Role.CASHIER, "cleo")
@@ -206,7 +206,7 @@ def test_605a2d_a_tip_above_the_balance_is_refused(
 def test_605a4d_only_the_player_tips_and_only_the_table_his_terminal_serves(
     make_client: Any, kit: Any
 ) -> None:
-    client = make_client([kit.hybrid_table("A1"), kit.hybrid_table("B2")])
+    client = make_client([kit.stacked_table("A1"), kit.stacked_table("B2")])
     setting(client, kit, "tips_enabled", True)
     body = {"table": "A1", "amount": 100}
     for who in ("dealer", "super"):
@@ -318,7 +318,7 @@ def test_605a5d_a_tip_is_not_coin_in_drop_or_win(
 def test_605a5d_tip_meter_per_ewt_table_and_floor(
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
-    client = make_client([kit.hybrid_table("A1"), kit.hybrid_table("B2")], backend=backend)
+    client = make_client([kit.stacked_table("A1"), kit.stacked_table("B2")], backend=backend)
     setting(client, kit, "tips_enabled", True)
     tip(client, kit, "ann", 500)
     tip(client, kit, "ann", 100)

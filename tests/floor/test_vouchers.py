@@ -10,7 +10,6 @@ import pytest
 
 from tablejack.store import Store
 from tablejack.store.policy import Actor, Role
-from tablejack.store.testing import Backend
 from tablejack.store.verify import verify
 from tablejack.store.vouchers import (
     FloorRefusedError,
@@ -22,6 +21,7 @@ from tablejack.store.vouchers import (
     pay_voucher,
     redeem_voucher,
 )
+from tests.support.store import Backend
 
 CASHIER = Actor(Role.CASHIER, "cleo")
 
@@ -55,7 +55,7 @@ def audit_rules(client: Any, kit: Any) -> list[tuple[str, str]]:
 def test_605a5c_bill_in_voucher_out_and_a_voucher_redeemed_once_anywhere(
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
-    client = make_client([kit.hybrid_table("A1"), kit.hybrid_table("B2")], backend=backend)
+    client = make_client([kit.stacked_table("A1"), kit.stacked_table("B2")], backend=backend)
     cat = kit.session(client, "cat", "EWT-1", "A1")
     # the bill validator of the terminal cat is signed in at reports the bill, not a dealer
     by_dealer = post(client, kit, "/api/floor/bill-in", "dealer", amount=10_000)

@@ -22,8 +22,8 @@ from tablejack.server.http.trust import CheckpointSettings
 from tablejack.server.table import TableConfig
 from tablejack.store import Store
 from tablejack.store.keys import generate_key_pair, load_public_key
-from tablejack.store.testing import Backend
 from tablejack.store.verify import Report, verify
+from tests.support.store import Backend
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

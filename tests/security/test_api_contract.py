@@ -32,7 +32,7 @@ from tablejack.server.app import create_app
 from tablejack.server.support.contract import AMOUNT_MAX, COUNT_MAX, ERRORS, LIMIT_MAX, SECONDS_MAX
 from tablejack.server.table import TableConfig
 from tablejack.store import Store
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 from .conftest import ORDER, TOKENS, Floorkit, auth, setup_floor
 

@@ -24,7 +24,7 @@ from tablejack.server.socket.gate import GateLimits
 from tablejack.server.support.bounds import BODY_MAX_BYTES, ECHO_MAX_CHARS, LimitBody
 from tablejack.store import Store
 from tablejack.store.db import AUDIT_MESSAGE_MAX
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 from .conftest import TOKENS, Floorkit, auth, setup_floor
 

@@ -249,7 +249,7 @@ def test_605a4d_verify_log_finds_a_session_rebound_behind_the_server(floor: Floo
     async def rebind(store: Store) -> None:
         from sqlalchemy import text
 
-        from tablejack.store.testing import drop_guards
+        from tests.support.store import drop_guards
 
         await drop_guards(store)
         async with store.engine.begin() as connection:

@@ -19,7 +19,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tablejack.store import GENESIS, Store, chain_hash
-from tablejack.store.testing import drop_guards
+from tests.support.store import drop_guards
 
 from .conftest import Floorkit, auth
 

@@ -22,7 +22,7 @@ from tablejack.server.support import auth as auth_module
 from tablejack.server.table import TableConfig
 from tablejack.store import Store
 from tablejack.store.policy import PERMISSIONS, Role
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 from .conftest import TOKENS, Floorkit, Socketkit, auth, setup_floor
 
@@ -219,7 +219,7 @@ def test_a_token_deleted_from_the_database_stops_working(floor: Floorkit) -> Non
         )
 
         async def delete(store: Store) -> None:
-            from tablejack.store.testing import drop_guards
+            from tests.support.store import drop_guards
 
             await drop_guards(store)
             async with store.engine.begin() as connection:

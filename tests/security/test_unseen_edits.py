@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import text
 
 from tablejack.store import Store
-from tablejack.store.testing import drop_guards
+from tests.support.store import drop_guards
 
 from .conftest import Floorkit, auth
 

@@ -10,8 +10,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from tablejack.server.socket.gate import GateLimits
 from tablejack.server.support.protocol import PROTOCOL_VERSION
-
-ORDER = "10S 9H 6D 5C 9C 10H 4S 8D"
+from tests.support.floor import ORDER
 
 
 def open_round(client: Any, kit: Any, table: str = "A1") -> None:
@@ -332,6 +331,7 @@ def test_a_repeated_command_id_is_answered_not_applied_twice(make_client: Any, k
 
 def test_a_wager_above_the_balance_is_refused(make_client: Any, kit: Any) -> None:
     client = make_client([kit.hybrid_table(cards=ORDER)])
+    kit.fund(client, "cat", 1500)  # cat holds $15
     open_round(client, kit)
     with kit.connect(client, "cat", "EWT-3", "A1") as cat:
         cat.request({"type": "position", "position": 1})

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tablejack.store import Step, Store
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 DISK = "OSError: disk I/O error"
 
