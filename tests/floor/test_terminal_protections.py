@@ -18,17 +18,9 @@ from tests.support.store import Backend
 STATIC = resources.files("tablejack.server") / "static"
 
 
-def post(client: Any, kit: Any, path: str, who: str, **body: Any) -> Any:
-    return client.post(path, json=body, headers=kit.auth(who))
-
-
 def open_round(client: Any, kit: Any) -> str:
-    opened = post(client, kit, "/api/tables/A1/dealer", "dealer", command="open-round").json()
+    opened = kit.post(client, "/api/tables/A1/dealer", "dealer", command="open-round").json()
     return str(opened["round_id"])
-
-
-def balance(client: Any, kit: Any, who: str) -> int:
-    return int(client.get("/api/me", headers=kit.auth(who)).json()["balance"])
 
 
 def round_events(client: Any, kit: Any, round_id: str) -> list[dict[str, Any]]:
@@ -78,7 +70,7 @@ def test_605a_double_confirmation_above_amount(
                 "EWT-1",
                 CONFIRM_RULE,
             )
-        assert balance(client, kit, "ann") == kit.credit
+        assert kit.balance(client, "ann") == kit.credit
         assert [e["kind"] for e in round_events(client, kit, round_id)] == ["open"]
         # confirmed, the wager is taken; a wager not above the amount needs no confirmation
         taken = ann.request(
@@ -89,7 +81,7 @@ def test_605a_double_confirmation_above_amount(
     with kit.connect(client, "bob", "EWT-2", "A1") as bob:
         bob.request({"type": "position", "position": 2})
         assert bob.request({"type": "wager", "kind": "blackjack", "amount": 20_000})["ok"]
-    assert balance(client, kit, "ann") == kit.credit - 30_500
+    assert kit.balance(client, "ann") == kit.credit - 30_500
     assert wagers_of(client, kit, round_id, "ann") == [
         ("blackjack", 30_000, 1, "EWT-1"),
         ("buzzer_beater", 500, 1, "EWT-1"),
@@ -120,7 +112,7 @@ def test_605a_repeat_last_bet_after_a_reconnect_and_a_restart(
         ("blackjack", 1000, 2, "EWT-2"),
         ("buzzer_beater", 500, 2, "EWT-2"),
     ]
-    after_first = balance(client, kit, "bob")
+    after_first = kit.balance(client, "bob")
     client.__exit__(None, None, None)  # the server stops; a new one starts on the same store
     client = make_client(backend=backend)
     second = open_round(client, kit)
@@ -143,7 +135,7 @@ def test_605a_repeat_last_bet_after_a_reconnect_and_a_restart(
         ("blackjack", 1000, 2, "EWT-7"),
         ("buzzer_beater", 500, 2, "EWT-7"),
     ]
-    assert balance(client, kit, "bob") == after_first - 1500
+    assert kit.balance(client, "bob") == after_first - 1500
 
 
 def test_605a_repeat_last_bet_refused_past_a_limit_changes_nothing(
@@ -155,7 +147,7 @@ def test_605a_repeat_last_bet_refused_past_a_limit_changes_nothing(
         "/api/floor/players/bob/limits", json={"wager_limit": 2500}, headers=kit.auth("bob")
     )
     assert limits.status_code == 200
-    before = balance(client, kit, "bob")
+    before = kit.balance(client, "bob")
     second = open_round(client, kit)
     with kit.connect(client, "bob", "EWT-2", "A1") as bob:
         refused = bob.request({"type": "repeat"})
@@ -166,7 +158,7 @@ def test_605a_repeat_last_bet_refused_past_a_limit_changes_nothing(
         )
     audit = last_audit(client, kit)
     assert (audit["kind"], audit["actor"], audit["terminal"]) == ("limit", "bob", "EWT-2")
-    assert balance(client, kit, "bob") == before
+    assert kit.balance(client, "bob") == before
     assert [e["kind"] for e in round_events(client, kit, second)] == ["open"]
 
 
@@ -178,13 +170,13 @@ def test_605a_repeat_last_bet_refused_over_the_balance_changes_nothing(
     bob_at_ewt_2 = kit.session(client, "bob", "EWT-2", "A1")
     cashed = client.post("/api/floor/cash-out", json={}, headers=bob_at_ewt_2)
     assert cashed.status_code == 200
-    assert balance(client, kit, "bob") == 0
+    assert kit.balance(client, "bob") == 0
     second = open_round(client, kit)
     with kit.connect(client, "bob", "EWT-2", "A1") as bob:
         refused = bob.request({"type": "repeat"})
         assert (refused["code"], refused["rule"]) == ("balance", "account balance")
         assert "$15.00" in refused["message"]
-    assert balance(client, kit, "bob") == 0
+    assert kit.balance(client, "bob") == 0
     assert [e["kind"] for e in round_events(client, kit, second)] == ["open"]
     assert last_audit(client, kit)["kind"] == "balance"
 
@@ -222,7 +214,7 @@ def test_605a_repeat_last_bet_with_nothing_to_repeat(make_client: Any, kit: Any)
         nothing = ann.request({"type": "repeat"})
         assert (nothing["code"], nothing["rule"]) == ("repeat", REPEAT_RULE)
         assert "no earlier round" in nothing["message"]
-    assert balance(client, kit, "ann") == kit.credit
+    assert kit.balance(client, "ann") == kit.credit
     assert last_audit(client, kit)["kind"] == "repeat"
 
 

@@ -16,8 +16,9 @@ from tablejack.store import EventIn, Step, Store, Transfer
 from tablejack.store.db import InvariantError, PostingRefusedError
 from tablejack.store.policy import MOVEMENTS, Actor, Role
 from tablejack.store.vouchers import cash_out
+from tests.support.floor import CREDIT, auth
 
-from .conftest import CREDIT, Floorkit, Socketkit, auth
+from .conftest import Floorkit, Socketkit
 
 
 def test_605a4d_a_dealer_may_not_pay_by_hand_even_from_a_players_account(floor: Floorkit) -> None:

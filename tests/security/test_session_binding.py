@@ -22,8 +22,9 @@ from tablejack.server.support import auth as auth_module
 from tablejack.store import Store
 from tablejack.store.policy import Actor, Role
 from tablejack.store.vouchers import register_terminal
+from tests.support.floor import TOKENS, auth
 
-from .conftest import TERMINALS, TOKENS, Floorkit, Socketkit, auth
+from .conftest import TERMINALS, Floorkit, Socketkit
 
 NEW = "EWT-9"
 
