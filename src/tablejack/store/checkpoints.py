@@ -2,7 +2,7 @@
 heads: a chain no one can recompute unseen.
 
 Every round and every log (account logs, procedures, tilts, credentials …) is a hash chain
-(:func:`tablejack.store.db.chain_hash`), and every posting is inside the event that caused it.
+(:func:`tablejack.store.chain.chain_hash`), and every posting is inside the event that caused it.
 A chain alone has no key: someone who can write the database can edit an event and recompute
 the hashes after it. So the server signs, with an Ed25519 key that is not in the database, a
 **checkpoint** of the chain heads: at every gaming-day close, every N events or T seconds, at
@@ -42,9 +42,11 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from sqlalchemy import bindparam, select, text, update
 
-from tablejack.store.db import GENESIS, Store, canonical, now_us
+from tablejack.store.chain import GENESIS, canonical
+from tablejack.store.db import Store
 from tablejack.store.keys import key_id
 from tablejack.store.models import CHECKPOINT_HEADS, CHECKPOINTS, ROUNDS
+from tablejack.store.records import now_us
 
 __all__ = [
     "REASONS",
