@@ -40,7 +40,7 @@ from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from sqlalchemy import bindparam, select, text, update
+from sqlalchemy import bindparam, func, select, text, update
 
 from tablejack.store.chain import GENESIS, canonical
 from tablejack.store.db import Store
@@ -54,9 +54,11 @@ __all__ = [
     "Checkpointer",
     "leaf",
     "merkle_root",
+    "newest_checkpoints",
     "read_checkpoint_file",
     "signature_ok",
     "statement_hash",
+    "uncovered_streams",
 ]
 
 log = logging.getLogger("tablejack.store")
@@ -297,6 +299,24 @@ class Checkpointer:
             self._file_last = int(rows[-1]["number"])
         except OSError as error:
             log.error("checkpoint file %s: %s (retried at the next checkpoint)", self.file, error)
+
+
+async def newest_checkpoints(store: Store, limit: int) -> list[dict[str, Any]]:
+    """The newest ``limit`` checkpoints in the database, newest first, each its row (number,
+    time, reason, statement, signature, key id)."""
+    statement = select(CHECKPOINTS).order_by(CHECKPOINTS.c.number.desc()).limit(limit)
+    async with store.engine.connect() as connection:
+        rows = (await connection.execute(statement)).mappings().all()
+    return [dict(row) for row in rows]
+
+
+async def uncovered_streams(store: Store) -> int:
+    """How many streams (rounds and logs) hold events no checkpoint covers yet."""
+    async with store.engine.connect() as connection:
+        count = await connection.scalar(
+            select(func.count()).where(ROUNDS.c.last_seq > ROUNDS.c.covered_seq)
+        )
+    return int(count or 0)
 
 
 def _record(row: Any) -> CheckpointRecord:

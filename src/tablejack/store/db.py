@@ -31,6 +31,7 @@ module exported before the split is still importable from it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -247,7 +248,21 @@ class Store(Writer, Reads):
     async def save_table(
         self, table_id: str, game: str, rules: Mapping[str, Any], config: Mapping[str, Any]
     ) -> None:
-        """Create or update a table's game, rules and configuration; make its accounts."""
+        """Create or update a table's game, rules and configuration; make its accounts. Two
+        processes of a floor saving the same new table at once: the one that loses the race
+        (a duplicate key) tries again, twice at most, and finds the table."""
+        for attempt in range(3):
+            try:
+                await self._save_table(table_id, game, rules, config)
+                return
+            except IntegrityError:
+                if attempt == 2:
+                    raise
+                await asyncio.sleep(0.05 * (attempt + 1))
+
+    async def _save_table(
+        self, table_id: str, game: str, rules: Mapping[str, Any], config: Mapping[str, Any]
+    ) -> None:
         tables = TABLES
         async with self.transaction() as connection:
             found = await connection.scalar(select(tables.c.id).where(tables.c.id == table_id))
