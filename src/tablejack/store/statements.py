@@ -17,7 +17,8 @@ from tablejack.store.plan import as_columns
 __all__ = ["WRITE_BATCH", "Bulk"]
 
 WRITE_BATCH = "SELECT tablejack_write_batch(" + ", ".join(f"${n}" for n in range(1, 45)) + ")"
-"""The call of migration 0005's function: 44 arguments, the arrays of :meth:`Store._write_batch_at_once`."""
+"""The call of migration 0005's function: 44 arguments, the arrays of
+:meth:`tablejack.store.write.Writer._write_batch_at_once`."""
 
 _ROUND_COLUMNS = "id, table_id, number, kind, game, opened_us, status, last_seq, head_hash"
 _EVENT_COLUMNS = "round_id, seq, at_us, kind, actor, terminal, payload, prev_hash, hash"
