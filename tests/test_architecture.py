@@ -70,6 +70,32 @@ def _add_import(tree: Path, module: str, statement: str) -> None:
             "The server's rooms",
         ),
         ("tablejack.store.policy", "import tablejack.store.db  # noqa", "money-movement policy"),
+        (  # nor the write path the store's facade is made of
+            "tablejack.store.policy",
+            "import tablejack.store.write  # noqa",
+            "money-movement policy",
+        ),
+        (  # the store is the only place that runs SQL
+            "tablejack.server.duties.terminal_recall",
+            "import sqlalchemy  # noqa",
+            "The server never runs SQL",
+        ),
+        (
+            "tablejack.server.http.health",
+            "from sqlalchemy import text  # noqa",
+            "The server never runs SQL",
+        ),
+        (  # a query of a store table, in a function, as a route once made one
+            "tablejack.server.http.trust",
+            "def _newest() -> object:\n    from tablejack.store.models import CHECKPOINTS\n\n"
+            "    return CHECKPOINTS",
+            "The server never runs SQL",
+        ),
+        (
+            "tablejack.server.table.table",
+            "from tablejack.store.models import LEDGER  # noqa",
+            "The server never runs SQL",
+        ),
         (
             "tablejack.lab.paytable.search",
             "import tablejack.lab.paytable.report  # noqa",

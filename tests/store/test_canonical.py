@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tablejack.store.db import canonical, chain_hash
+from tablejack.store.chain import canonical, chain_hash
 
 _VALUES = st.recursive(
     st.none()

@@ -49,7 +49,7 @@ from tablejack.server.support.logs import RequestIds
 from tablejack.server.support.protocol import PROTOCOL_VERSION
 from tablejack.server.table import TableConfig
 from tablejack.store import Store
-from tablejack.store.checkpoints import Checkpointer
+from tablejack.store.checkpoints import Checkpointer, uncovered_streams
 from tablejack.store.keys import load_private_key
 from tablejack.store.leases import floor_hop_key
 
@@ -267,14 +267,7 @@ def create_app(
 async def start_checkpoint(floor: Floor, checkpointer: Checkpointer) -> None:
     """At start: sign what the log holds beyond the last checkpoint (the tail a crash left),
     and say so in the audit log."""
-    async with floor.store.engine.connect() as connection:
-        from sqlalchemy import func, select
-
-        from tablejack.store.models import ROUNDS
-
-        uncovered = await connection.scalar(
-            select(func.count()).where(ROUNDS.c.last_seq > ROUNDS.c.covered_seq)
-        )
+    uncovered = await uncovered_streams(floor.store)
     made = await checkpointer.checkpoint("start")
     if made is not None and uncovered:
         await floor.store.audit(

@@ -2,7 +2,7 @@
 heads: a chain no one can recompute unseen.
 
 Every round and every log (account logs, procedures, tilts, credentials …) is a hash chain
-(:func:`tablejack.store.db.chain_hash`), and every posting is inside the event that caused it.
+(:func:`tablejack.store.chain.chain_hash`), and every posting is inside the event that caused it.
 A chain alone has no key: someone who can write the database can edit an event and recompute
 the hashes after it. So the server signs, with an Ed25519 key that is not in the database, a
 **checkpoint** of the chain heads: at every gaming-day close, every N events or T seconds, at
@@ -40,11 +40,13 @@ from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from sqlalchemy import bindparam, select, text, update
+from sqlalchemy import bindparam, func, select, text, update
 
-from tablejack.store.db import GENESIS, Store, canonical, now_us
+from tablejack.store.chain import GENESIS, canonical
+from tablejack.store.db import Store
 from tablejack.store.keys import key_id
 from tablejack.store.models import CHECKPOINT_HEADS, CHECKPOINTS, ROUNDS
+from tablejack.store.records import now_us
 
 __all__ = [
     "REASONS",
@@ -52,9 +54,11 @@ __all__ = [
     "Checkpointer",
     "leaf",
     "merkle_root",
+    "newest_checkpoints",
     "read_checkpoint_file",
     "signature_ok",
     "statement_hash",
+    "uncovered_streams",
 ]
 
 log = logging.getLogger("tablejack.store")
@@ -295,6 +299,24 @@ class Checkpointer:
             self._file_last = int(rows[-1]["number"])
         except OSError as error:
             log.error("checkpoint file %s: %s (retried at the next checkpoint)", self.file, error)
+
+
+async def newest_checkpoints(store: Store, limit: int) -> list[dict[str, Any]]:
+    """The newest ``limit`` checkpoints in the database, newest first, each its row (number,
+    time, reason, statement, signature, key id)."""
+    statement = select(CHECKPOINTS).order_by(CHECKPOINTS.c.number.desc()).limit(limit)
+    async with store.engine.connect() as connection:
+        rows = (await connection.execute(statement)).mappings().all()
+    return [dict(row) for row in rows]
+
+
+async def uncovered_streams(store: Store) -> int:
+    """How many streams (rounds and logs) hold events no checkpoint covers yet."""
+    async with store.engine.connect() as connection:
+        count = await connection.scalar(
+            select(func.count()).where(ROUNDS.c.last_seq > ROUNDS.c.covered_seq)
+        )
+    return int(count or 0)
 
 
 def _record(row: Any) -> CheckpointRecord:

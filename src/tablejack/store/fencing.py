@@ -7,7 +7,7 @@ step with its ledger postings and meters, its procedure log, its tilts, its stat
 the :class:`Fence` of the lease it was made under (``Step.fence``), and the write transaction
 itself, before it writes anything, reads the table's current token from ``table_fences`` under
 a share lock (``SELECT … FOR SHARE``) and refuses the whole transaction when the tokens differ
-(:class:`tablejack.store.db.FencedError`: nothing is committed).
+(:class:`tablejack.store.errors.FencedError`: nothing is committed).
 
 The share lock makes the check and the takeover exclusive: a takeover moves the token with an
 ``UPDATE`` of that row, which waits for every write transaction that has checked the old token

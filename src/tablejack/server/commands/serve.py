@@ -666,13 +666,11 @@ def demo_keys_folder(db: str) -> Path:
     """
     import re
 
-    from sqlalchemy.engine import make_url
+    from tablejack.store.connect import database_location
 
-    from tablejack.store import async_url
-
-    url = make_url(async_url(db))
-    database = url.database or ""
-    if url.get_backend_name() == "sqlite":
+    location = database_location(db)
+    database = location.database
+    if location.backend == "sqlite":
         if not database or database == ":memory:" or database.startswith("file::memory:"):
             return Path("tablejack-keys")
         file = Path(database)

@@ -29,14 +29,13 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import FileResponse
-from sqlalchemy import select
 
 from tablejack.core.errors import TablejackError
 from tablejack.core.money import format_cents
 from tablejack.server.floor.floor import Connection, Floor
 from tablejack.server.support.protocol import Repeat, WagerMessage
 from tablejack.server.table import RefusedError, Table
-from tablejack.store.models import LEDGER
+from tablejack.store.recall import last_wager_round
 
 __all__ = [
     "CONFIRM_RULE",
@@ -126,21 +125,7 @@ async def last_wagers(
     """The player's last round at ``table`` other than the one in progress, and the wagers he
     placed in it (``kind``, ``amount``, ``position``, ``spots``), from the store: the round of
     his last wager row into the table's escrow, then that round's ``wager`` events."""
-    escrow = f"escrow:{table.id}"
-    statement = (
-        select(LEDGER.c.round_id)
-        .where(
-            (LEDGER.c.from_account == player)
-            & (LEDGER.c.to_account == escrow)
-            & LEDGER.c.round_id.is_not(None)
-        )
-        .order_by(LEDGER.c.id.desc())
-        .limit(1)
-    )
-    if table.round_id is not None:
-        statement = statement.where(LEDGER.c.round_id != table.round_id)
-    async with floor.store.engine.connect() as connection:
-        round_id = await connection.scalar(statement)
+    round_id = await last_wager_round(floor.store, player, table.id, excluding=table.round_id)
     if round_id is None:
         return None
     wagers = [

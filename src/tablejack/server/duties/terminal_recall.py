@@ -13,10 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import case, func, select
-
 from tablejack.store import Store
-from tablejack.store.models import LEDGER
+from tablejack.store.recall import balance_before
 
 __all__ = ["RECALL_GAMES", "recall_terminal", "settlement_amounts"]
 
@@ -50,16 +48,6 @@ def _source(event: Any) -> str:
     return "player"
 
 
-async def _balance_before(store: Store, account: str, ledger_id: int) -> int:
-    effect = case((LEDGER.c.to_account == account, LEDGER.c.amount), else_=-LEDGER.c.amount)
-    statement = select(func.coalesce(func.sum(effect), 0)).where(
-        ((LEDGER.c.from_account == account) | (LEDGER.c.to_account == account))
-        & (LEDGER.c.id < ledger_id)
-    )
-    async with store.engine.connect() as connection:
-        return int(await connection.scalar(statement) or 0)
-
-
 async def recall_round_steps(
     store: Store, round_id: str, terminal: str, player: str | None
 ) -> dict[str, Any] | None:
@@ -77,7 +65,7 @@ async def recall_round_steps(
         for e in await store.ledger_of_round(round_id)
         if owner in (e["from_account"], e["to_account"])
     ]
-    before = await _balance_before(store, owner, entries[0]["id"]) if entries and owner else None
+    before = await balance_before(store, owner, entries[0]["id"]) if entries and owner else None
     credits = before
     steps: list[dict[str, Any]] = []
     for event in events:

@@ -46,8 +46,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from sqlalchemy.exc import IntegrityError
-
 from tablejack.server.floor.floor import LEASE_RULE, Floor, stored_config
 from tablejack.server.table import Table, TableConfig
 from tablejack.store import Fence, Store
@@ -78,11 +76,9 @@ def hold_single_process(db: str) -> IO[str] | None:
     for a database in memory."""
     import fcntl
 
-    from sqlalchemy.engine import make_url
+    from tablejack.store.connect import database_location
 
-    from tablejack.store import async_url
-
-    database = make_url(async_url(db)).database
+    database = database_location(db).database
     if not database or database == ":memory:":
         return None
     handle = Path(f"{database}.lock").open("a+", encoding="utf-8")  # noqa: SIM115 (held)
@@ -163,19 +159,13 @@ class LeaseSettings:
 async def save_tables(floor: Floor, configs: Iterable[TableConfig]) -> None:
     """Save the tables of a tables file for the floor, open (as a process alone does at
     start); the floor's leases then decide which process runs each. Two processes starting at
-    once may both save a new table: the loser of the race tries again and finds it."""
+    once may both save a new table: the loser of the race tries again and finds it
+    (:meth:`tablejack.store.Store.save_table`)."""
     for config in configs:
-        for attempt in range(3):
-            try:
-                await floor.store.save_table(
-                    config.id, config.rules.game, config.rules.to_mapping(), config.to_json()
-                )
-                await floor.store.set_table_status(config.id, "open")
-                break
-            except IntegrityError:
-                if attempt == 2:
-                    raise
-                await asyncio.sleep(0.05 * (attempt + 1))
+        await floor.store.save_table(
+            config.id, config.rules.game, config.rules.to_mapping(), config.to_json()
+        )
+        await floor.store.set_table_status(config.id, "open")
 
 
 def _stub(row: dict[str, Any], where: str | None) -> dict[str, Any]:

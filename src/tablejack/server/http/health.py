@@ -29,7 +29,6 @@ from typing import Any
 import uvicorn
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse
-from sqlalchemy import text
 
 from tablejack.server.floor.floor import Floor
 from tablejack.server.table import Table
@@ -99,8 +98,7 @@ async def is_ready(app: FastAPI) -> bool:
     floor: Floor = state.floor
     try:
         async with asyncio.timeout(READY_TIMEOUT):
-            async with floor.store.engine.connect() as connection:
-                await connection.execute(text("SELECT 1"))
+            await floor.store.ping()
     except Exception:
         return False
     return True

@@ -37,7 +37,7 @@ from tablejack.server.support.contract import Limit, Whole
 from tablejack.server.support.text import REFUSE_CONTROL_CHARACTERS, SafeText
 from tablejack.store import StoreError
 from tablejack.store import credentials as creds
-from tablejack.store.checkpoints import Checkpointer
+from tablejack.store.checkpoints import Checkpointer, newest_checkpoints
 from tablejack.store.policy import Actor, Role
 from tablejack.store.vouchers import FloorRefusedError, pay_voucher, refusal_of
 
@@ -373,28 +373,12 @@ async def cash_voucher(request: Request, body: VoucherBody, who: Who) -> dict[st
 @router.get("/api/checkpoints")
 async def checkpoints(request: Request, who: Who, limit: Limit = 20) -> dict[str, Any]:
     """The newest signed checkpoints (supervisor, operator)."""
-    from sqlalchemy import select
-
-    from tablejack.store.models import CHECKPOINTS
-
     await need(request, who, "verify_log")
-    store = floor_of(request).store
-    async with store.engine.connect() as connection:
-        rows = (
-            (
-                await connection.execute(
-                    select(CHECKPOINTS)
-                    .order_by(CHECKPOINTS.c.number.desc())
-                    .limit(max(1, min(limit, 500)))
-                )
-            )
-            .mappings()
-            .all()
-        )
+    rows = await newest_checkpoints(floor_of(request).store, max(1, min(limit, 500)))
     checkpointer: Checkpointer | None = request.app.state.checkpointer
     return {
         "key_id": None if checkpointer is None else checkpointer.key_id,
-        "checkpoints": [dict(row) for row in rows],
+        "checkpoints": rows,
     }
 
 
