@@ -69,6 +69,16 @@ def _add_import(tree: Path, module: str, statement: str) -> None:
             "import tablejack.server.socket.gate  # noqa",
             "The server's rooms",
         ),
+        (  # the routers are peers: one concern never imports another's routes
+            "tablejack.server.http.tips",
+            "import tablejack.server.http.cash  # noqa",
+            "The http routers never import each other",
+        ),
+        (  # what the routers share imports none of them
+            "tablejack.server.http.access",
+            "import tablejack.server.http.limits  # noqa",
+            "The http routers never import each other",
+        ),
         ("tablejack.store.policy", "import tablejack.store.db  # noqa", "money-movement policy"),
         (  # nor the write path the store's facade is made of
             "tablejack.store.policy",

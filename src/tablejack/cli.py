@@ -289,7 +289,7 @@ def _register_optional_commands() -> None:
         "tablejack.lab.commands",
         "tablejack.lab.warmup",
         "tablejack.certify.commands",
-        "tablejack.server.commands.serve",
+        "tablejack.server.commands",
         "tablejack.server.commands.integrity",
     ):
         if importlib.util.find_spec(module_name.rsplit(".", 1)[0]) is None:  # pragma: no cover

@@ -8,8 +8,6 @@ import asyncio
 import time
 from typing import Any
 
-import pytest
-
 from tablejack.server.duties import protections as guard
 from tablejack.store import EventIn, Step, Store, Transfer
 from tablejack.store.policy import Actor, Role
@@ -193,9 +191,7 @@ def test_the_loss_and_time_limits_count_the_gaming_day(backend: Backend) -> None
     assert past_time == "The time limit of 600 seconds of play is reached."
 
 
-def test_player_protection_guard_keeps_an_old_cache_while_one_reload_runs(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_player_protection_guard_keeps_an_old_cache_while_one_reload_runs() -> None:
     """A cache that has only grown old is used at once while one reload runs in the
     background; after a change made through this process (invalidate) the guard waits for
     the reload, so a new limit applies to the very next wager."""
@@ -207,25 +203,27 @@ def test_player_protection_guard_keeps_an_old_cache_while_one_reload_runs(
             return self.now
 
     floor: Any = Clock()
-    old = guard._Cache(loaded_at=100.0 - guard.RELOAD_SECONDS - 1, protected={"ann"})
-    guard._CACHES[floor] = old
+    old = guard.GuardCache(loaded_at=100.0 - guard.RELOAD_SECONDS - 1, protected={"ann"})
     gate = asyncio.Event()
     loads: list[object] = []
 
-    async def slow_load(of: Any) -> Any:
+    async def load(of: Any) -> guard.GuardCache:
         loads.append(of)
+        if len(loads) == 1:  # the first read: the cache that has grown old
+            return old
         await gate.wait()
-        return guard._Cache(loaded_at=of.clock(), protected={"bob"})
+        return guard.GuardCache(loaded_at=of.clock(), protected={"bob"})
 
-    monkeypatch.setattr(guard, "_load", slow_load)
+    protections = guard.Protections(floor, load=load)
 
     async def body() -> None:
-        assert await asyncio.wait_for(guard._cache(floor), 1) is old
-        assert await asyncio.wait_for(guard._cache(floor), 1) is old
+        assert await asyncio.wait_for(protections.cache(), 1) is old  # read at first use
+        assert await asyncio.wait_for(protections.cache(), 1) is old
+        assert await asyncio.wait_for(protections.cache(), 1) is old
         await asyncio.sleep(0)
-        assert len(loads) == 1  # one reload for both
-        guard.invalidate(floor)
-        waiting = asyncio.ensure_future(guard._cache(floor))
+        assert loads == [floor, floor]  # one reload for both
+        protections.invalidate()
+        waiting = asyncio.ensure_future(protections.cache())
         await asyncio.sleep(0.01)
         assert not waiting.done()  # after a change: the guard waits for the store
         gate.set()

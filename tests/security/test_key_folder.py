@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tablejack.server.commands.serve import demo_key
+from tablejack.server.commands.options import demo_key
 
 
 def _scheme_folders(where: Path) -> list[str]:

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tablejack.cli import app
-from tablejack.server.commands.serve import BODY_MAX_BYTES as SERVE_DEFAULT
+from tablejack.server.commands.options import BODY_MAX_BYTES as SERVE_DEFAULT
 from tablejack.server.support.bounds import BODY_MAX_BYTES
 
 runner = CliRunner()

@@ -6,9 +6,12 @@ Its lifespan opens the store, makes the floor with its duties (:mod:`~tablejack.
 starts the tables, the card reader listener and the checkpoint signer, and stops them in order.
 The routes live in their routers: :mod:`~tablejack.server.http.pages`,
 :mod:`~tablejack.server.http.tables`, :mod:`~tablejack.server.http.records`,
-:mod:`~tablejack.server.socket.terminal`, :mod:`~tablejack.server.http.floor`,
-:mod:`~tablejack.server.http.tilts`, :mod:`~tablejack.server.duties.terminal_features`,
-:mod:`~tablejack.server.http.trust` and the demo's :mod:`~tablejack.server.http.demo`.
+:mod:`~tablejack.server.socket.terminal`, the floor's :mod:`~tablejack.server.http.cash`,
+:mod:`~tablejack.server.http.settings`, :mod:`~tablejack.server.http.terminals`,
+:mod:`~tablejack.server.http.meters`, :mod:`~tablejack.server.http.tips`,
+:mod:`~tablejack.server.http.limits`, :mod:`~tablejack.server.http.tilts`,
+:mod:`~tablejack.server.http.languages`, :mod:`~tablejack.server.http.trust` and the
+demo's :mod:`~tablejack.server.http.demo`.
 """
 
 from __future__ import annotations
@@ -26,13 +29,21 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from tablejack.server.compose import make_floor
-from tablejack.server.duties import terminal_features
+from tablejack.server.compose import compose
 from tablejack.server.floor.floor import Floor
 from tablejack.server.floor.leasing import FloorLeases, LeaseSettings, lease_options, save_tables
 from tablejack.server.http import cage as cage_api
-from tablejack.server.http import floor as floor_api
-from tablejack.server.http import health, pages
+from tablejack.server.http import (
+    cash,
+    health,
+    languages,
+    limits,
+    meters,
+    pages,
+    settings,
+    terminals,
+    tips,
+)
 from tablejack.server.http import metrics as floor_metrics
 from tablejack.server.http import records as records_api
 from tablejack.server.http import tables as tables_api
@@ -124,14 +135,16 @@ def create_app(
             key = load_private_key(checkpoints.key)
         store = await Store.open(db_url, **({} if lease is None else lease_options(lease)))
         store.commit_window = commit_window
-        floor = make_floor(
+        composed = compose(
             store,
             clock=clock,
             broadcast_interval=broadcast_interval,
             step_window=step_window,
             step_wait=step_wait,
         )
+        floor = composed.floor
         app.state.floor = floor
+        app.state.duties = composed.duties  # the PA 605a duties with their own state
         if checkpoints is not None:
             checkpointer = Checkpointer(store, key, checkpoints.file)
         app.state.checkpointer = checkpointer
@@ -159,9 +172,7 @@ def create_app(
             await start_checkpoint(floor, checkpointer)
         listener = None
         if reader_port is not None:
-            from tablejack.server.socket.reader import start_reader_listener
-
-            listener = await start_reader_listener(floor, reader_host, reader_port, tls=reader_tls)
+            listener = await composed.readers.listen(reader_host, reader_port, tls=reader_tls)
             app.state.reader_port = listener.sockets[0].getsockname()[1]
         stop_signing = asyncio.Event()
         signing = (
@@ -176,13 +187,11 @@ def create_app(
         finally:
             if listener is not None:
                 listener.close()
-            from tablejack.server.duties import protections, tilts
             from tablejack.server.links.interface import links
 
             for link in links(floor):  # the SAS lines (docs/sas.md)
                 await link.stop()
-            await tilts.drain(floor)  # pending connection_lost checks
-            await protections.drain(floor)  # a reload of the guard's cache under way
+            await composed.duties.drain()  # connection_lost checks, the guard's reload
             if leases is not None:  # the others take this process's tables at once
                 await leases.stop()
             await floor.stop()
@@ -248,9 +257,14 @@ def create_app(
     app.include_router(tables_api.router)  # tables, the dealer console, procedures
     app.include_router(records_api.router)  # meters, rounds, recall, ledger, audit, verify
     app.include_router(terminal_socket.router)  # the WebSocket /ws
-    app.include_router(floor_api.router)  # accounts, vouchers, meters, limits (PA 605a)
-    tilt_api.register(app)  # table tilts and the shoe (PA 605a lock-out)
-    app.include_router(terminal_features.router)  # the terminal's language catalogs
+    app.include_router(cash.router)  # bill in, cash out, vouchers, hand pays (PA 605a.5)
+    app.include_router(settings.router)  # the floor settings, the software's manifest hash
+    app.include_router(terminals.router)  # EWTs, the licence count, recall, terminal tilts
+    app.include_router(meters.router)  # meters, meter clears, the win report (PA 605a.5(d))
+    app.include_router(tips.router)  # tips to the dealer and their report
+    app.include_router(limits.router)  # a player's limits and self-exclusion (PA 605a)
+    app.include_router(tilt_api.router)  # table tilts and the shoe (PA 605a lock-out)
+    app.include_router(languages.router)  # the terminal's language catalogs
     app.include_router(trust_api.router)  # sessions, credentials, the cage, checkpoints
     app.include_router(health.router)  # /healthz, /readyz for load balancers
     app.include_router(floor_metrics.router)  # /metrics for Prometheus

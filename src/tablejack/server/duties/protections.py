@@ -2,7 +2,8 @@
 terminal's wager or decision reaches its table.
 
 The guard costs nothing for a player with no limit on an unlocked terminal: the players with
-limits and the locked terminals are cached per floor and reloaded from the store every
+limits and the locked terminals are cached by the floor's :class:`Protections` (the composition
+root makes one per floor, :mod:`tablejack.server.compose`) and reloaded from the store every
 :data:`RELOAD_SECONDS` (a change made through this process applies at once, one made by another
 process sharing the database within that time and the reload's reads). A refusal is a
 :class:`~tablejack.server.table.RefusedError`: the socket gets an ``error`` frame naming the
@@ -12,7 +13,7 @@ rule, the audit log records it, and nothing else changes.
 from __future__ import annotations
 
 import asyncio
-import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,69 +23,104 @@ from tablejack.store import protections
 from tablejack.store.meters_report import day_bounds, gaming_day_of
 from tablejack.store.vouchers import FloorRefusedError, floor_settings
 
-__all__ = ["RELOAD_SECONDS", "drain", "guard", "invalidate", "wager_at_stake"]
+__all__ = ["RELOAD_SECONDS", "GuardCache", "Protections", "wager_at_stake"]
 
 RELOAD_SECONDS = 5.0
 MONEY_VERBS = ("double", "split", "insurance", "ez-bust")
 
 
 @dataclass
-class _Cache:
+class GuardCache:
+    """What the guard knows of the store: when it read it, the players with a limit or an
+    exclusion, the terminals locked and their tilts, the gaming day's start hour."""
+
     loaded_at: float = float("-inf")
     protected: set[str] = field(default_factory=set)
     locked: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     start_hour: int = 6
 
 
-_CACHES: weakref.WeakKeyDictionary[Floor, _Cache] = weakref.WeakKeyDictionary()
-
-
-def invalidate(floor: Floor) -> None:
-    """Reload the cache at the next guard (after a change made through this process); a reload
-    already under way may not store what it read before the change."""
-    _CACHES.pop(floor, None)
-    _RELOADS.pop(floor, None)
-
-
-_RELOADS: weakref.WeakKeyDictionary[Floor, asyncio.Task[_Cache]] = weakref.WeakKeyDictionary()
-
-
-async def _cache(floor: Floor) -> _Cache:
-    """The floor's cache. After :func:`invalidate` (a change made through this process) every
-    request waits for the reload; when the cache has only grown old (for changes another
-    process made), requests keep using it while one reload runs in the background — a burst
-    of wagers at that moment would otherwise all wait for the store's reads. Single flight:
-    one reload at a time, shared by whoever waits for it."""
-    cache = _CACHES.get(floor)
-    if cache is not None and floor.clock() - cache.loaded_at <= RELOAD_SECONDS:
-        return cache
-    reload = _RELOADS.get(floor)
-    if reload is None or reload.done():
-        reload = asyncio.ensure_future(_load(floor))
-        _RELOADS[floor] = reload
-    if cache is not None:
-        return cache
-    return await asyncio.shield(reload)
-
-
-async def drain(floor: Floor) -> None:
-    """Let a reload under way finish (at shutdown, before the store closes)."""
-    reload = _RELOADS.get(floor)
-    if reload is not None and not reload.done():
-        await asyncio.wait([reload], timeout=5)
-
-
-async def _load(floor: Floor) -> _Cache:
-    current = asyncio.current_task()
-    cache = _Cache(
+async def load_cache(floor: Floor) -> GuardCache:
+    """The guard's cache as the store holds it now."""
+    return GuardCache(
         floor.clock(),
         await protections.protected_accounts(floor.store),
         await protections.open_locks(floor.store),
         int((await floor_settings(floor.store))["gaming_day_start_hour"]),
     )
-    if _RELOADS.get(floor) is current:  # not invalidated while it was reading
-        _CACHES[floor] = cache
-    return cache
+
+
+class Protections:
+    """The guard of one floor and its cache (``load``: how the cache is read; the store by
+    default)."""
+
+    def __init__(
+        self, floor: Floor, load: Callable[[Floor], Awaitable[GuardCache]] = load_cache
+    ) -> None:
+        self.floor = floor
+        self._load = load
+        self._cache: GuardCache | None = None
+        self._reload: asyncio.Task[GuardCache] | None = None
+
+    def invalidate(self) -> None:
+        """Reload the cache at the next guard (after a change made through this process); a
+        reload already under way may not store what it read before the change."""
+        self._cache = None
+        self._reload = None
+
+    async def cache(self) -> GuardCache:
+        """The floor's cache. After :meth:`invalidate` (a change made through this process)
+        every request waits for the reload; when the cache has only grown old (for changes
+        another process made), requests keep using it while one reload runs in the background
+        — a burst of wagers at that moment would otherwise all wait for the store's reads.
+        Single flight: one reload at a time, shared by whoever waits for it."""
+        cache = self._cache
+        if cache is not None and self.floor.clock() - cache.loaded_at <= RELOAD_SECONDS:
+            return cache
+        reload = self._reload
+        if reload is None or reload.done():
+            reload = asyncio.ensure_future(self._reloaded())
+            self._reload = reload
+        if cache is not None:
+            return cache
+        return await asyncio.shield(reload)
+
+    async def _reloaded(self) -> GuardCache:
+        current = asyncio.current_task()
+        cache = await self._load(self.floor)
+        if self._reload is current:  # not invalidated while it was reading
+            self._cache = cache
+        return cache
+
+    async def drain(self) -> None:
+        """Let a reload under way finish (at shutdown, before the store closes)."""
+        reload = self._reload
+        if reload is not None and not reload.done():
+            await asyncio.wait([reload], timeout=5)
+
+    async def guard(
+        self, player: str, terminal: str, table: Table, amount: int, *, wager: bool
+    ) -> None:
+        """Refuse a wager (or a decision adding ``amount``) from a locked terminal, an
+        excluded player or one past a limit."""
+        cache = await self.cache()
+        tilts = cache.locked.get(terminal)
+        if tilts:
+            codes = ", ".join(t["code"] for t in tilts)
+            raise RefusedError(
+                "tilt",
+                f"Terminal {terminal} is locked ({codes}); a supervisor must clear it.",
+                protections.TILT_RULE,
+            )
+        if player not in cache.protected or (amount <= 0 and not wager):
+            return
+        floor = self.floor
+        now = floor.now_us()
+        day = day_bounds(gaming_day_of(now, cache.start_hour), cache.start_hour)
+        try:
+            await protections.check_wager(floor.store, player, amount, at_us=now, day=day)
+        except FloorRefusedError as refusal:
+            raise RefusedError(refusal.code, refusal.message, refusal.rule) from None
 
 
 def wager_at_stake(table: Table, player: str, verb: str, amount: int | None) -> int:
@@ -99,27 +135,3 @@ def wager_at_stake(table: Table, player: str, verb: str, amount: int | None) -> 
         (w.amount for w in wagers if w.player == player and w.kind.value == "blackjack"), default=0
     )
     return base // 2 if verb == "insurance" else base
-
-
-async def guard(
-    floor: Floor, player: str, terminal: str, table: Table, amount: int, *, wager: bool
-) -> None:
-    """Refuse a wager (or a decision adding ``amount``) from a locked terminal, an excluded
-    player or one past a limit."""
-    cache = await _cache(floor)
-    tilts = cache.locked.get(terminal)
-    if tilts:
-        codes = ", ".join(t["code"] for t in tilts)
-        raise RefusedError(
-            "tilt",
-            f"Terminal {terminal} is locked ({codes}); a supervisor must clear it.",
-            protections.TILT_RULE,
-        )
-    if player not in cache.protected or (amount <= 0 and not wager):
-        return
-    now = floor.now_us()
-    day = day_bounds(gaming_day_of(now, cache.start_hour), cache.start_hour)
-    try:
-        await protections.check_wager(floor.store, player, amount, at_us=now, day=day)
-    except FloorRefusedError as refusal:
-        raise RefusedError(refusal.code, refusal.message, refusal.rule) from None

@@ -15,7 +15,7 @@ wager, repeat last bet, and the terminal's language catalog.
   ``confirm_above`` (a repeat is not a confirmation in itself); only then are the wagers queued
   together, each through the normal wager path, so the table applies them in one batch.
 * **Language catalog.** ``GET /static/i18n/{lang}.json``: the terminal's strings per language
-  (:data:`LANGUAGES`).
+  (:data:`LANGUAGES`), served by :mod:`tablejack.server.http.languages`.
 """
 
 from __future__ import annotations
@@ -27,11 +27,9 @@ from collections import OrderedDict
 from importlib import resources
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
-from fastapi.responses import FileResponse
-
 from tablejack.core.errors import TablejackError
 from tablejack.core.money import format_cents
+from tablejack.server.duties.protections import Protections
 from tablejack.server.floor.floor import Connection, Floor
 from tablejack.server.support.protocol import Repeat, WagerMessage
 from tablejack.server.table import RefusedError, Table
@@ -43,11 +41,10 @@ __all__ = [
     "REPEAT_RULE",
     "ConfirmationRequiredError",
     "DetailedRefusalError",
+    "TerminalFeatures",
     "check_confirmation",
     "confirm_wager",
     "last_wagers",
-    "repeat_last_bet",
-    "router",
 ]
 
 CONFIRM_RULE = "PA 605a double confirmation"
@@ -56,10 +53,6 @@ LANGUAGES = ("en", "es")
 """The languages of the terminal's catalog (``static/i18n/<lang>.json``); English first."""
 
 I18N = resources.files("tablejack.server") / "static" / "i18n"
-
-_ANSWERED: weakref.WeakKeyDictionary[Table, OrderedDict[tuple[str, str], dict[str, Any]]] = (
-    weakref.WeakKeyDictionary()
-)
 
 
 class DetailedRefusalError(RefusedError):
@@ -141,109 +134,107 @@ async def last_wagers(
     return (str(round_id), wagers) if wagers else None
 
 
-async def repeat_last_bet(
-    floor: Floor, connection: Connection, table: Table, message: Repeat
-) -> dict[str, Any]:
-    """Place the player's last wagers again (see the module docstring); the ack lists them."""
-    from tablejack.server.duties.protections import guard
+class TerminalFeatures:
+    """The terminal's features of one floor that keep state (the composition root makes it):
+    the answers of the repeats placed, so that a repeat sent again gets its first answer and
+    places nothing twice."""
 
-    player, terminal = connection.subject, connection.terminal
-    answered = _ANSWERED.setdefault(table, OrderedDict())
-    seen = answered.get((player, message.id))
-    if seen is not None:
-        return {**seen, "repeat": True}
-    round_ = table.round
-    if round_ is None or round_.is_complete or round_.phase.value != "wagering":
-        raise RefusedError(
-            "repeat",
-            f"No round is in wagering at table {table.id}; nothing is placed.",
-            REPEAT_RULE,
-        )
-    if any(w.player == player for w in round_.wagers):
-        raise RefusedError(
-            "repeat",
-            "You have already wagered in this round; a repeat places a whole last bet only "
-            "before any wager of the round.",
-            REPEAT_RULE,
-        )
-    found = await last_wagers(floor, table, player)
-    if found is None:
-        raise RefusedError(
-            "repeat", f"You have no earlier round at table {table.id} to repeat.", REPEAT_RULE
-        )
-    source, wagers = found
-    selected = table.position_of(player, terminal)
-    remembered = next((w["position"] for w in wagers if w["position"] is not None), None)
-    position = selected if selected is not None else remembered
-    trial = copy.deepcopy(round_)
-    for wager in wagers:
-        try:
-            table.place_wager_on(
-                trial, player, position, wager["kind"], wager["amount"], wager["spots"]
+    def __init__(self, floor: Floor, protections: Protections) -> None:
+        self.floor = floor
+        self.protections = protections
+        self._answered: weakref.WeakKeyDictionary[
+            Table, OrderedDict[tuple[str, str], dict[str, Any]]
+        ] = weakref.WeakKeyDictionary()
+        """Per table (while it runs here): the last answers of its repeats, by player and
+        message id."""
+
+    async def repeat_last_bet(
+        self, connection: Connection, table: Table, message: Repeat
+    ) -> dict[str, Any]:
+        """Place the player's last wagers again (see the module docstring); the ack lists
+        them."""
+        floor = self.floor
+        player, terminal = connection.subject, connection.terminal
+        answered = self._answered.setdefault(table, OrderedDict())
+        seen = answered.get((player, message.id))
+        if seen is not None:
+            return {**seen, "repeat": True}
+        round_ = table.round
+        if round_ is None or round_.is_complete or round_.phase.value != "wagering":
+            raise RefusedError(
+                "repeat",
+                f"No round is in wagering at table {table.id}; nothing is placed.",
+                REPEAT_RULE,
             )
-        except TablejackError as error:
-            raise RefusedError.from_engine(error) from None
-    total = sum(w["amount"] for w in wagers)
-    balance = floor.balances.get(player, 0)
-    if total > balance:
-        raise RefusedError(
-            "balance",
-            f"The repeat needs {format_cents(total)}; the account holds {format_cents(balance)}.",
-            "account balance",
-        )
-    await guard(floor, player, terminal, table, total, wager=True)
-    check_confirmation(table, total, message.confirm, "A repeat of the last bet")
-    if selected is None and position is not None:
-        table.select_position(player, position, terminal)
-    results = await asyncio.gather(
-        *(
-            table.wager(
-                player,
-                terminal,
-                w["kind"],
-                w["amount"],
-                f"{message.id}/{n}",
-                w["spots"],
+        if any(w.player == player for w in round_.wagers):
+            raise RefusedError(
+                "repeat",
+                "You have already wagered in this round; a repeat places a whole last bet only "
+                "before any wager of the round.",
+                REPEAT_RULE,
             )
-            for n, w in enumerate(wagers, 1)
-        ),
-        return_exceptions=True,
-    )
-    placed = [
-        {"kind": w["kind"], "amount": w["amount"], "spots": w["spots"], "seq": r.get("seq")}
-        for w, r in zip(wagers, results, strict=True)
-        if isinstance(r, dict)
-    ]
-    failed = next((r for r in results if isinstance(r, BaseException)), None)
-    if failed is not None:
-        if not isinstance(failed, RefusedError):
-            raise failed
-        raise DetailedRefusalError(failed.code, failed.message, failed.rule, {"placed": placed})
-    reply = {
-        "ok": True,
-        "round_id": table.round_id,
-        "seq": max((p["seq"] or 0 for p in placed), default=None),
-        "repeated": source,
-        "position": position,
-        "placed": placed,
-    }
-    answered[(player, message.id)] = reply
-    while len(answered) > 256:
-        answered.popitem(last=False)
-    return reply
-
-
-router = APIRouter()
-
-
-@router.get("/static/i18n/{name}", include_in_schema=False)
-async def catalog(name: str) -> FileResponse:
-    if name.removesuffix(".json") not in LANGUAGES or not name.endswith(".json"):
-        raise HTTPException(404, "No such language.")
-    return FileResponse(str(I18N.joinpath(name)), media_type="application/json")
-
-
-@router.get("/api/languages")
-async def languages() -> dict[str, Any]:
-    """The languages of the terminal's catalog (``/static/i18n/<lang>.json``)."""
-    return {"languages": list(LANGUAGES), "default": LANGUAGES[0]}
+        found = await last_wagers(floor, table, player)
+        if found is None:
+            raise RefusedError(
+                "repeat", f"You have no earlier round at table {table.id} to repeat.", REPEAT_RULE
+            )
+        source, wagers = found
+        selected = table.position_of(player, terminal)
+        remembered = next((w["position"] for w in wagers if w["position"] is not None), None)
+        position = selected if selected is not None else remembered
+        trial = copy.deepcopy(round_)
+        for wager in wagers:
+            try:
+                table.place_wager_on(
+                    trial, player, position, wager["kind"], wager["amount"], wager["spots"]
+                )
+            except TablejackError as error:
+                raise RefusedError.from_engine(error) from None
+        total = sum(w["amount"] for w in wagers)
+        balance = floor.balances.get(player, 0)
+        if total > balance:
+            raise RefusedError(
+                "balance",
+                f"The repeat needs {format_cents(total)}; the account holds {format_cents(balance)}.",
+                "account balance",
+            )
+        await self.protections.guard(player, terminal, table, total, wager=True)
+        check_confirmation(table, total, message.confirm, "A repeat of the last bet")
+        if selected is None and position is not None:
+            table.select_position(player, position, terminal)
+        results = await asyncio.gather(
+            *(
+                table.wager(
+                    player,
+                    terminal,
+                    w["kind"],
+                    w["amount"],
+                    f"{message.id}/{n}",
+                    w["spots"],
+                )
+                for n, w in enumerate(wagers, 1)
+            ),
+            return_exceptions=True,
+        )
+        placed = [
+            {"kind": w["kind"], "amount": w["amount"], "spots": w["spots"], "seq": r.get("seq")}
+            for w, r in zip(wagers, results, strict=True)
+            if isinstance(r, dict)
+        ]
+        failed = next((r for r in results if isinstance(r, BaseException)), None)
+        if failed is not None:
+            if not isinstance(failed, RefusedError):
+                raise failed
+            raise DetailedRefusalError(failed.code, failed.message, failed.rule, {"placed": placed})
+        reply = {
+            "ok": True,
+            "round_id": table.round_id,
+            "seq": max((p["seq"] or 0 for p in placed), default=None),
+            "repeated": source,
+            "position": position,
+            "placed": placed,
+        }
+        answered[(player, message.id)] = reply
+        while len(answered) > 256:
+            answered.popitem(last=False)
+        return reply

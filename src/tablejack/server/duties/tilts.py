@@ -30,14 +30,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from tablejack.server.floor.floor import LEASE_RULE
 from tablejack.server.table import RefusedError, Table
-from tablejack.store import EventIn, EventRecord, FencedError
+from tablejack.store import EventIn, EventRecord, FencedError, protections
 from tablejack.store.protections import CLEAR_CODES, TILT_CODES, TILT_RULE
+from tablejack.store.vouchers import floor_settings
+from tablejack.store.vouchers import terminals as registered_terminals
 
 if TYPE_CHECKING:
     from tablejack.server.floor.floor import Connection, Floor
@@ -46,15 +47,12 @@ __all__ = [
     "CONNECTION_SETTING",
     "TABLE_TILT_RULE",
     "TableTilts",
+    "TerminalTilts",
     "at_stake",
     "clear_table",
-    "connection_lost",
-    "drain",
     "on_join",
     "raise_tilt",
-    "refresh_terminals",
     "restore",
-    "schedule_connection_lost",
     "settle_after_start",
     "storage_fault",
 ]
@@ -68,16 +66,15 @@ CONNECTION_SETTING = "tilt_on_connection_loss"
 unsettled wager in the round — ``mid_round`` (the default: once wagering has closed),
 ``always`` (from his wager on, wagering still open included) or ``off``."""
 
-_LAST_TABLE: weakref.WeakKeyDictionary[Floor, dict[str, str]] = weakref.WeakKeyDictionary()
-"""Per floor: the table at which each terminal was last locked automatically."""
-
 
 class TableTilts:
     """A table's tilts as the table is handed them (its
-    :class:`~tablejack.server.table.LockOut`): the floor makes one for each table."""
+    :class:`~tablejack.server.table.LockOut`): the floor makes one for each table
+    (:meth:`TerminalTilts.lockout`)."""
 
-    def __init__(self, floor: Floor, table: Table) -> None:
-        self.floor = floor
+    def __init__(self, terminals: TerminalTilts, table: Table) -> None:
+        self.terminals = terminals
+        self.floor = terminals.floor
         self.table = table
 
     def restore(self, records: Iterable[EventRecord]) -> None:
@@ -86,9 +83,9 @@ class TableTilts:
 
     async def started(self) -> None:
         """After the start's recovery: an active tilt keeps the table locked, and the locks of
-        its terminals are shown (:func:`settle_after_start`, :func:`refresh_terminals`)."""
+        its terminals are shown (:func:`settle_after_start`, :meth:`TerminalTilts.refresh`)."""
         settle_after_start(self.table)
-        await refresh_terminals(self.floor, [self.table])
+        await self.terminals.refresh([self.table])
 
     async def raise_tilt(self, code: str, message: str, *, by: str, rule: str) -> dict[str, Any]:
         """Lock the table (:func:`raise_tilt`)."""
@@ -253,37 +250,6 @@ async def storage_fault(table: Table, error: BaseException) -> RefusedError:
 # -- terminal tilts ------------------------------------------------------------------------
 
 
-_PENDING: weakref.WeakKeyDictionary[Floor, set[asyncio.Task[Any]]] = weakref.WeakKeyDictionary()
-
-
-def schedule_connection_lost(floor: Floor, connection: Connection) -> None:
-    """A player's socket closed: take the round as it stands at this moment
-    (:func:`at_stake`) and run :func:`connection_lost` in a task of its own, so that the
-    closing socket's handler being cancelled does not cancel the tilt."""
-    stake = at_stake(floor, connection)
-    if stake is None:
-        return
-
-    async def run() -> None:
-        try:
-            await connection_lost(floor, connection, stake)
-        except Exception:
-            log.exception("the connection_lost tilt of %s failed", connection.terminal)
-
-    task = asyncio.get_running_loop().create_task(run())
-    pending = _PENDING.setdefault(floor, set())
-    pending.add(task)
-    task.add_done_callback(pending.discard)
-
-
-async def drain(floor: Floor) -> None:
-    """Let the floor's pending ``connection_lost`` checks finish (at shutdown, before the store
-    closes)."""
-    pending = list(_PENDING.get(floor, ()))
-    if pending:
-        await asyncio.wait(pending, timeout=5)
-
-
 def at_stake(floor: Floor, connection: Connection) -> dict[str, Any] | None:
     """What a closing player socket leaves at stake now: None unless its player has an
     unsettled wager in his table's round and no other socket of the terminal is open; else the
@@ -304,85 +270,122 @@ def at_stake(floor: Floor, connection: Connection) -> dict[str, Any] | None:
     }
 
 
-async def connection_lost(
-    floor: Floor, connection: Connection, stake: dict[str, Any]
-) -> dict[str, Any] | None:
-    """Lock the terminal (``connection_lost``) of a socket that closed with ``stake`` (see
-    :func:`at_stake`) when the floor setting ``tilt_on_connection_loss`` asks for it:
-    ``mid_round`` once wagering had closed, ``always``, or ``off``. Returns the tilt, or None."""
-    from tablejack.server.duties import protections as guard
-    from tablejack.store import protections
-    from tablejack.store.vouchers import floor_settings
+class TerminalTilts:
+    """The terminal tilts of one floor (the composition root makes it): the ``connection_lost``
+    checks under way, the table at which each terminal was last locked automatically, and the
+    locked terminals mirrored into each table's ``tilts``."""
 
-    when = str((await floor_settings(floor.store)).get(CONNECTION_SETTING, "mid_round"))
-    if when == "off" or (when == "mid_round" and stake["wagering"]):
-        return None
-    table = floor.tables.get(stake["table"])
-    if table is None:  # the table moved to another process of the floor: not this one's tilt
-        return None
-    reason = (
-        f"connection lost at table {stake['table']} in round {stake['round_id']} with "
-        f"{connection.subject}'s wager unsettled"
-    )
-    done = await protections.lock_terminal(
-        floor.store,
-        connection.terminal,
-        "connection_lost",
-        reason,
-        by="server",
-        at_us=floor.now_us(),
-        fence=table.fence,
-    )
-    guard.invalidate(floor)
-    _LAST_TABLE.setdefault(floor, {})[connection.terminal] = stake["table"]
-    await refresh_terminals(floor)
-    return done
+    def __init__(self, floor: Floor) -> None:
+        self.floor = floor
+        self.last_table: dict[str, str] = {}
+        """The table at which each terminal was last locked automatically."""
+        self._pending: set[asyncio.Task[Any]] = set()
 
+    def lockout(self, floor: Floor, table: Table) -> TableTilts:
+        """A table's tilts (the floor's factory of :class:`~tablejack.server.table.LockOut`)."""
+        if floor is not self.floor:
+            raise ValueError(f"Table {table.id}'s floor is not the floor of these tilts.")
+        return TableTilts(self, table)
 
-async def refresh_terminals(floor: Floor, tables: Iterable[Table] | None = None) -> None:
-    """Mirror the locked terminals into each table's ``tilts`` (shown to the console): the
-    terminals connected to the table, registered to it, or locked automatically at it."""
-    from tablejack.store import protections
-    from tablejack.store.vouchers import terminals
+    def schedule_connection_lost(self, connection: Connection) -> None:
+        """A player's socket closed: take the round as it stands at this moment
+        (:func:`at_stake`) and run :meth:`connection_lost` in a task of its own, so that the
+        closing socket's handler being cancelled does not cancel the tilt."""
+        stake = at_stake(self.floor, connection)
+        if stake is None:
+            return
 
-    locks = await protections.open_locks(floor.store)
-    registered = await terminals(floor.store)
-    last = _LAST_TABLE.get(floor, {})
-    for table in list(floor.tables.values()) if tables is None else tables:
-        here = {c.terminal for c in table.subscribers if c.role == "player"}
-        here |= {
-            r["id"] for r in registered if r["table_id"] == table.id and r["status"] == "active"
-        }
-        here |= {t for t, at in last.items() if at == table.id}
-        mirrored = [
-            {
-                "scope": "terminal",
-                "terminal": terminal,
-                "code": lock["code"],
-                "message": lock["reason"],
-                "rule": TILT_RULE,
-                "by": lock["locked_by"],
-                "at_us": lock["locked_us"],
+        async def run() -> None:
+            try:
+                await self.connection_lost(connection, stake)
+            except Exception:
+                log.exception("the connection_lost tilt of %s failed", connection.terminal)
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def drain(self) -> None:
+        """Let the pending ``connection_lost`` checks finish (at shutdown, before the store
+        closes)."""
+        pending = list(self._pending)
+        if pending:
+            await asyncio.wait(pending, timeout=5)
+
+    async def connection_lost(
+        self, connection: Connection, stake: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """Lock the terminal (``connection_lost``) of a socket that closed with ``stake`` (see
+        :func:`at_stake`) when the floor setting ``tilt_on_connection_loss`` asks for it:
+        ``mid_round`` once wagering had closed, ``always``, or ``off``. Returns the tilt, or
+        None."""
+        floor = self.floor
+        when = str((await floor_settings(floor.store)).get(CONNECTION_SETTING, "mid_round"))
+        if when == "off" or (when == "mid_round" and stake["wagering"]):
+            return None
+        table = floor.tables.get(stake["table"])
+        if table is None:  # the table moved to another process of the floor: not this one's
+            return None
+        reason = (
+            f"connection lost at table {stake['table']} in round {stake['round_id']} with "
+            f"{connection.subject}'s wager unsettled"
+        )
+        done = await protections.lock_terminal(
+            floor.store,
+            connection.terminal,
+            "connection_lost",
+            reason,
+            by="server",
+            at_us=floor.now_us(),
+            fence=table.fence,
+        )
+        self.last_table[connection.terminal] = stake["table"]
+        await floor.locks_changed()  # the guard reloads, the consoles show the lock
+        return done
+
+    async def refresh(self, tables: Iterable[Table] | None = None) -> None:
+        """Mirror the locked terminals into each table's ``tilts`` (shown to the console): the
+        terminals connected to the table, registered to it, or locked automatically at it."""
+        floor = self.floor
+        locks = await protections.open_locks(floor.store)
+        registered = await registered_terminals(floor.store)
+        last = self.last_table
+        for table in list(floor.tables.values()) if tables is None else tables:
+            here = {c.terminal for c in table.subscribers if c.role == "player"}
+            here |= {
+                r["id"] for r in registered if r["table_id"] == table.id and r["status"] == "active"
             }
-            for terminal in sorted(here)
-            for lock in locks.get(terminal, [])
-        ]
-        before = [t for t in table.tilts if t["scope"] == "terminal"]
-        if mirrored != before:
-            table.tilts = [*table.table_tilts(), *mirrored]
-            table.broadcast()
-            cleared = {t["terminal"] for t in before} - {t["terminal"] for t in mirrored}
-            for connection in list(floor.connections):
-                if connection.terminal in cleared:  # the terminal's page drops its lock line
-                    connection.push(
-                        {
-                            "type": "error",
-                            "id": None,
-                            "code": "tilt_cleared",
-                            "rule": TILT_RULE,
-                            "message": f"Terminal {connection.terminal} unlocked by a supervisor.",
-                        }
-                    )
+            here |= {t for t, at in last.items() if at == table.id}
+            mirrored = [
+                {
+                    "scope": "terminal",
+                    "terminal": terminal,
+                    "code": lock["code"],
+                    "message": lock["reason"],
+                    "rule": TILT_RULE,
+                    "by": lock["locked_by"],
+                    "at_us": lock["locked_us"],
+                }
+                for terminal in sorted(here)
+                for lock in locks.get(terminal, [])
+            ]
+            before = [t for t in table.tilts if t["scope"] == "terminal"]
+            if mirrored != before:
+                table.tilts = [*table.table_tilts(), *mirrored]
+                table.broadcast()
+                cleared = {t["terminal"] for t in before} - {t["terminal"] for t in mirrored}
+                for connection in list(floor.connections):
+                    if connection.terminal in cleared:  # the terminal's page drops its lock line
+                        connection.push(
+                            {
+                                "type": "error",
+                                "id": None,
+                                "code": "tilt_cleared",
+                                "rule": TILT_RULE,
+                                "message": f"Terminal {connection.terminal} unlocked by a "
+                                "supervisor.",
+                            }
+                        )
 
 
 def on_join(connection: Connection, table: Table) -> None:

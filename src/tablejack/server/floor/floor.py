@@ -339,6 +339,15 @@ class Floor:
         self.fenced: Callable[[str], None] = _ignore
         """Told when the store refused a write of a table for its fencing token: another
         process took the table over (the floor's leases stop serving it here)."""
+        self.lock_listeners: list[Callable[[], Awaitable[None]]] = []
+        """Told by :meth:`locks_changed` (the floor's duties: the guard reloads the locked
+        terminals, the consoles show them); the floor knows none of them."""
+
+    async def locks_changed(self) -> None:
+        """A terminal was locked or unlocked in the store (by staff, a tilt, the SAS host):
+        tell the listeners (:attr:`lock_listeners`), in order."""
+        for listener in list(self.lock_listeners):
+            await listener()
 
     def summaries(self) -> list[dict[str, Any]]:
         """Every table of the floor for a list: this process's, then the others'."""

@@ -1,9 +1,9 @@
 """The REST API's access control: who a request is (:func:`identity`) and what its role may do
 (:func:`need`), each refusal answered with the rule and written to the audit log.
 
-The routes of every part of the API (:mod:`tablejack.server.app`, :mod:`~.floor_api`,
-:mod:`~.tilt_api`, :mod:`~.terminal_features`, :mod:`~.trust_api`) import these; none of them
-imports another's routes.
+Every router of :mod:`tablejack.server.http` imports these (and the pieces they share: the
+terminal's name pattern, the signed-in player's check, the session cookie); none of them
+imports another router (an import-linter contract, docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Annotated
 from urllib.parse import urlsplit
 
-from fastapi import Depends, HTTPException, Request
+from fastapi import Depends, HTTPException, Request, Response
 from pydantic import BaseModel, ConfigDict
 
+from tablejack.server.duties.floor_duties import FloorDuties
 from tablejack.server.floor.floor import Floor
 from tablejack.server.socket.proxy import caller_host
 from tablejack.server.support.auth import Principal, bearer
@@ -21,7 +22,23 @@ from tablejack.server.table import Table
 from tablejack.store import StoreError
 from tablejack.store.policy import PERMISSIONS, Role
 
-__all__ = ["Strict", "Who", "floor_of", "floor_refusal", "identity", "need", "refuse", "table_of"]
+__all__ = [
+    "TERMINAL",
+    "Strict",
+    "Who",
+    "duties_of",
+    "floor_of",
+    "floor_refusal",
+    "identity",
+    "need",
+    "refuse",
+    "set_cookie",
+    "signed_in_player",
+    "table_of",
+]
+
+TERMINAL = r"^[A-Za-z0-9_.:-]{1,58}$"
+"""The pattern of a terminal's name in a request body."""
 
 
 class Strict(BaseModel):
@@ -35,6 +52,12 @@ def floor_of(request: Request) -> Floor:
     """The floor the app serves."""
     floor: Floor = request.app.state.floor
     return floor
+
+
+def duties_of(request: Request) -> FloorDuties:
+    """The duties of the floor the app serves (built with it, :mod:`tablejack.server.compose`)."""
+    duties: FloorDuties = request.app.state.duties
+    return duties
 
 
 def table_of(request: Request, table_id: str) -> Table:
@@ -141,4 +164,34 @@ def floor_refusal(refusal: StoreError) -> HTTPException:
     return HTTPException(
         status,
         {"code": code, "rule": getattr(refusal, "rule", ""), "message": str(refusal)},
+    )
+
+
+async def signed_in_player(request: Request, who: Principal) -> None:
+    """A game-account movement at a terminal needs a player signed in at it (audited)."""
+    if who.role != "player" or not who.terminal:
+        raise await refuse(
+            request,
+            who,
+            "terminal",
+            "Only a player signed in at a terminal (POST /api/session) moves his game account "
+            "there.",
+            "PA 605a.4(d)",
+        )
+
+
+def set_cookie(
+    request: Request, response: Response, name: str, value: str, expires_us: int
+) -> None:
+    """Set an HttpOnly, SameSite=Strict cookie (Secure over TLS) that lasts as long as the
+    credential it holds."""
+    now = floor_of(request).now_us()
+    response.set_cookie(
+        name,
+        value,
+        max_age=max(1, (expires_us - now) // 1_000_000),
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+        path="/",
     )

@@ -24,8 +24,7 @@ from tablejack.games import GAMES
 from tablejack.server.duties.inventory import counts_of
 from tablejack.server.duties.inventory import load as load_shoe
 from tablejack.server.floor.floor import Floor
-from tablejack.server.http.access import floor_of
-from tablejack.server.http.trust import set_cookie
+from tablejack.server.http.access import floor_of, set_cookie
 from tablejack.server.support.auth import DEVICE_COOKIE, SESSION_COOKIE, AuthRefusedError
 from tablejack.server.support.text import REFUSE_CONTROL_CHARACTERS
 from tablejack.server.table import TableConfig

@@ -31,7 +31,15 @@ from fastapi import APIRouter, HTTPException, Request, Response
 from pydantic import Field
 
 from tablejack.server.floor.floor import Floor
-from tablejack.server.http.access import Strict, Who, floor_of, floor_refusal, need, refuse
+from tablejack.server.http.access import (
+    Strict,
+    Who,
+    floor_of,
+    floor_refusal,
+    need,
+    refuse,
+    set_cookie,
+)
 from tablejack.server.support.auth import DEVICE_COOKIE, SESSION_COOKIE, AuthRefusedError
 from tablejack.server.support.contract import Limit, Whole
 from tablejack.server.support.text import REFUSE_CONTROL_CHARACTERS, SafeText
@@ -41,7 +49,7 @@ from tablejack.store.checkpoints import Checkpointer, newest_checkpoints
 from tablejack.store.policy import Actor, Role
 from tablejack.store.vouchers import FloorRefusedError, pay_voucher, refusal_of
 
-__all__ = ["CheckpointSettings", "router", "run_checkpoints", "set_cookie"]
+__all__ = ["CheckpointSettings", "router", "run_checkpoints"]
 
 log = logging.getLogger("tablejack.server")
 
@@ -149,23 +157,6 @@ class VoucherBody(Strict):
     """A voucher presented at the cage."""
 
     code: SafeText = Field(min_length=1, max_length=40, pattern=r"^[0-9 -]+$")
-
-
-def set_cookie(
-    request: Request, response: Response, name: str, value: str, expires_us: int
-) -> None:
-    """Set an HttpOnly, SameSite=Strict cookie (Secure over TLS) that lasts as long as the
-    credential it holds."""
-    now = floor_of(request).now_us()
-    response.set_cookie(
-        name,
-        value,
-        max_age=max(1, (expires_us - now) // 1_000_000),
-        httponly=True,
-        samesite="strict",
-        secure=request.url.scheme == "https",
-        path="/",
-    )
 
 
 router = APIRouter()

@@ -90,6 +90,7 @@ class Link(ABC):
         ``handpay_paid``, ...)."""
 
 
+# registry: the links attached to each floor (by `tablejack serve`, a test), not duty state
 _LINKS: weakref.WeakKeyDictionary[Floor, list[Link]] = weakref.WeakKeyDictionary()
 
 

@@ -32,7 +32,6 @@ import asyncio
 import contextlib
 import logging
 import ssl
-import weakref
 from typing import TYPE_CHECKING
 
 from tablejack.server.table import RefusedError, Table
@@ -40,32 +39,11 @@ from tablejack.server.table import RefusedError, Table
 if TYPE_CHECKING:
     from tablejack.server.floor.floor import Floor
 
-__all__ = ["MAX_LINE", "LineSession", "start_reader_listener"]
+__all__ = ["MAX_LINE", "CardReaders", "LineSession"]
 
 log = logging.getLogger("tablejack.server")
 MAX_LINE = 128
 AUTH_RULE = "role: dealer"
-
-
-async def start_reader_listener(
-    floor: Floor, host: str, port: int, *, tls: ssl.SSLContext | None = None
-) -> asyncio.Server:
-    """Listen for card readers on ``host:port`` (port 0: any free port); with ``tls`` (the
-    server's certificate, :mod:`tablejack.server.support.tls`) the port speaks TLS only."""
-
-    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            await _session(floor, reader, writer)
-        except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
-            pass
-        finally:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
-
-    return await asyncio.start_server(
-        serve, host, port, limit=MAX_LINE * 2, ssl=tls, ssl_handshake_timeout=10 if tls else None
-    )
 
 
 async def _line(reader: asyncio.StreamReader) -> str | None:
@@ -80,68 +58,102 @@ async def _line(reader: asyncio.StreamReader) -> str | None:
     return raw.decode("ascii", errors="replace").rstrip("\r\n")
 
 
-async def _session(
-    floor: Floor, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-) -> None:
-    def send(text: str) -> None:
-        writer.write(text.encode("ascii", errors="replace") + b"\n")
+class CardReaders:
+    """The card readers of one floor on the raw TCP port (the composition root makes it): the
+    listener, and the connections open per table — the last one of a table dropping without
+    ``QUIT`` while the engine waits for a card is a ``reader_fault`` tilt."""
 
-    first = await _line(reader)
-    if first is None:
-        return
-    parts = first.split()
-    found = (
-        await floor.auth.authenticate(parts[1], fresh=True)
-        if len(parts) == 3 and parts[0] == "AUTH"
-        else None
-    )
-    table = floor.tables.get(parts[2]) if found is not None else None
-    if found is None or found.role != "dealer" or table is None:
-        where = floor.elsewhere(parts[2]) if len(parts) == 3 and found is not None else None
-        message = (
-            "The first line is AUTH <dealer token> <table id>."
-            if len(parts) != 3 or parts[0] != "AUTH"
-            else f"Table {parts[2]} is run by the floor's process at {where}; connect there."
-            if where and found is not None and found.role == "dealer"
-            else "A dealer token and a table of this floor are required."
+    def __init__(self, floor: Floor) -> None:
+        self.floor = floor
+        self._open: dict[str, int] = {}
+
+    def open_at(self, table_id: str) -> int:
+        """The reader connections open now at table ``table_id``."""
+        return self._open.get(table_id, 0)
+
+    async def listen(
+        self, host: str, port: int, *, tls: ssl.SSLContext | None = None
+    ) -> asyncio.Server:
+        """Listen for card readers on ``host:port`` (port 0: any free port); with ``tls`` (the
+        server's certificate, :mod:`tablejack.server.support.tls`) the port speaks TLS only."""
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                await self._session(reader, writer)
+            except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
+                pass
+            finally:
+                writer.close()
+                with contextlib.suppress(Exception):
+                    await writer.wait_closed()
+
+        return await asyncio.start_server(
+            serve,
+            host,
+            port,
+            limit=MAX_LINE * 2,
+            ssl=tls,
+            ssl_handshake_timeout=10 if tls else None,
         )
-        await floor.store.audit("reader", message, terminal="reader-tcp", rule=AUTH_RULE)
-        send(f"ERR {AUTH_RULE} {message}")
+
+    async def _session(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        floor = self.floor
+
+        def send(text: str) -> None:
+            writer.write(text.encode("ascii", errors="replace") + b"\n")
+
+        first = await _line(reader)
+        if first is None:
+            return
+        parts = first.split()
+        found = (
+            await floor.auth.authenticate(parts[1], fresh=True)
+            if len(parts) == 3 and parts[0] == "AUTH"
+            else None
+        )
+        table = floor.tables.get(parts[2]) if found is not None else None
+        if found is None or found.role != "dealer" or table is None:
+            where = floor.elsewhere(parts[2]) if len(parts) == 3 and found is not None else None
+            message = (
+                "The first line is AUTH <dealer token> <table id>."
+                if len(parts) != 3 or parts[0] != "AUTH"
+                else f"Table {parts[2]} is run by the floor's process at {where}; connect there."
+                if where and found is not None and found.role == "dealer"
+                else "A dealer token and a table of this floor are required."
+            )
+            await floor.store.audit("reader", message, terminal="reader-tcp", rule=AUTH_RULE)
+            send(f"ERR {AUTH_RULE} {message}")
+            await writer.drain()
+            return
+        dealer = found.subject
+        send(f"OK {table.id}")
         await writer.drain()
-        return
-    dealer = found.subject
-    send(f"OK {table.id}")
-    await writer.drain()
-    session = LineSession(floor, table, dealer, "reader-tcp")
-    _OPEN[table] = _OPEN.get(table, 0) + 1
-    quit_ = False
-    try:
-        while True:
-            line = await _line(reader)
-            if line is None:
-                return
-            code = line.strip()
-            if code == "\x00":
-                send(f"ERR protocol A line is at most {MAX_LINE} bytes.")
-                await writer.drain()
-                return
-            if code.upper() == "QUIT":
-                quit_ = True
-                send("BYE")
-                await writer.drain()
-                return
-            answer = await session.line(code)
-            if answer is not None:
-                send(answer)
-                await writer.drain()
-    finally:
-        _OPEN[table] -= 1
-        if not quit_ and not _OPEN[table]:
-            await _dropped(table, dealer)
-
-
-_OPEN: weakref.WeakKeyDictionary[Table, int] = weakref.WeakKeyDictionary()
-"""The reader connections open per table."""
+        session = LineSession(floor, table, dealer, "reader-tcp")
+        self._open[table.id] = self._open.get(table.id, 0) + 1
+        quit_ = False
+        try:
+            while True:
+                line = await _line(reader)
+                if line is None:
+                    return
+                code = line.strip()
+                if code == "\x00":
+                    send(f"ERR protocol A line is at most {MAX_LINE} bytes.")
+                    await writer.drain()
+                    return
+                if code.upper() == "QUIT":
+                    quit_ = True
+                    send("BYE")
+                    await writer.drain()
+                    return
+                answer = await session.line(code)
+                if answer is not None:
+                    send(answer)
+                    await writer.drain()
+        finally:
+            self._open[table.id] -= 1
+            if not quit_ and not self._open[table.id]:
+                await _dropped(table, dealer)
 
 
 async def _dropped(table: Table, dealer: str) -> None:

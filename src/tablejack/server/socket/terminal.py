@@ -17,9 +17,10 @@ from typing import Any
 from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect
 
-from tablejack.server.duties.protections import guard, wager_at_stake
-from tablejack.server.duties.terminal_features import confirm_wager, repeat_last_bet
-from tablejack.server.duties.tilts import on_join, schedule_connection_lost
+from tablejack.server.duties.floor_duties import FloorDuties
+from tablejack.server.duties.protections import wager_at_stake
+from tablejack.server.duties.terminal_features import confirm_wager
+from tablejack.server.duties.tilts import on_join
 from tablejack.server.floor.floor import (
     CREDENTIAL_ENDED,
     LEASE_RULE,
@@ -100,6 +101,7 @@ async def websocket(socket: WebSocket) -> None:
 async def _session(socket: WebSocket) -> None:
     await socket.accept()
     floor: Floor = socket.app.state.floor
+    duties: FloorDuties = socket.app.state.duties  # the guard, the tilts, the repeat
     socket_gate: Gate = socket.app.state.gate  # limits before and after the hello
     connection: Connection | None = None
     session: Session | None = None
@@ -207,7 +209,7 @@ async def _session(socket: WebSocket) -> None:
                 read = time.perf_counter()
                 table = floor.tables.get(connection.table or "")
                 bind(table=connection.table, round=None if table is None else table.round_id)
-                await _handle(floor, connection, message)
+                await _handle(duties, connection, message)
                 if isinstance(message, WagerMessage | Action):
                     answered(message.type, time.perf_counter() - read)
             except TableElsewhereError as moved:  # another process runs it: forwarded
@@ -215,7 +217,7 @@ async def _session(socket: WebSocket) -> None:
                 if await forward_socket(
                     floor, socket, session, connection, first, frame.text, moved.table_id
                 ):
-                    await _handle_here(floor, connection, message)
+                    await _handle_here(duties, connection, message)
                     continue
                 connection.push(None)
                 with contextlib.suppress(Exception):  # sent, and the socket closed
@@ -231,7 +233,7 @@ async def _session(socket: WebSocket) -> None:
             if connection.table in floor.tables:
                 floor.tables[connection.table].subscribers.discard(connection)
             if connection.role == "player":  # PA 605a: a connection_lost tilt mid-round
-                schedule_connection_lost(floor, connection)
+                duties.tilts.schedule_connection_lost(connection)
             connection.detach()
 
 
@@ -239,10 +241,10 @@ def _error(command_id: str | None, code: str, rule: str, message: str) -> dict[s
     return {"type": "error", "id": command_id, "code": code, "rule": rule, "message": message}
 
 
-async def _handle_here(floor: Floor, connection: Connection, message: Any) -> None:
+async def _handle_here(duties: FloorDuties, connection: Connection, message: Any) -> None:
     """A join whose table came to this process while the socket waited for it."""
     try:
-        await _handle(floor, connection, message)
+        await _handle(duties, connection, message)
     except TableElsewhereError as moved:  # moved on again meanwhile: the terminal reconnects
         connection.push(
             _error(
@@ -255,13 +257,14 @@ async def _handle_here(floor: Floor, connection: Connection, message: Any) -> No
         connection.push(None)
 
 
-async def _handle(floor: Floor, connection: Connection, message: Any) -> None:
+async def _handle(duties: FloorDuties, connection: Connection, message: Any) -> None:
+    floor = duties.floor
     if isinstance(message, Ping):
         connection.push({"type": "pong", "id": message.id})
         return
     command_id = getattr(message, "id", None)
     try:
-        reply = await _dispatch(floor, connection, message)
+        reply = await _dispatch(duties, connection, message)
     except RefusedError as refusal:
         await floor.store.audit(
             refusal.code,
@@ -278,7 +281,8 @@ async def _handle(floor: Floor, connection: Connection, message: Any) -> None:
     connection.push({"type": "ack", "id": command_id, **reply})
 
 
-async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[str, Any]:
+async def _dispatch(duties: FloorDuties, connection: Connection, message: Any) -> dict[str, Any]:
+    floor = duties.floor
     check_sequence(floor, connection, message)  # gaps and repeats refused
     if isinstance(message, Hello):
         raise RefusedError("protocol", "Already authenticated.", "protocol")
@@ -342,10 +346,12 @@ async def _dispatch(floor: Floor, connection: Connection, message: Any) -> dict[
             if isinstance(message, WagerMessage)
             else wager_at_stake(table, connection.subject, message.verb, message.amount)
         )
-        await guard(floor, connection.subject, connection.terminal, table, at_stake, wager=wager)
+        await duties.protections.guard(
+            connection.subject, connection.terminal, table, at_stake, wager=wager
+        )
     if isinstance(message, WagerMessage | Repeat):  # PA 605a double confirmation, repeat
         if isinstance(message, Repeat):
-            return await repeat_last_bet(floor, connection, table, message)
+            return await duties.features.repeat_last_bet(connection, table, message)
         confirm_wager(table, connection, message)  # the table's checks first
     if isinstance(message, WagerMessage):
         return await table.wager(

@@ -27,8 +27,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tablejack.server.duties import protections as guard
-from tablejack.server.duties.tilts import refresh_terminals
 from tablejack.server.floor.floor import Floor
 from tablejack.server.links.interface import Decision, Link, LinkRefusedError
 from tablejack.server.links.sas.framing import Message, crc16
@@ -368,8 +366,7 @@ class SasLink(Link):
         except FloorRefusedError:
             log.exception("SAS: %s of %s", "enable" if enabled else "disable", terminal)
             return False
-        guard.invalidate(floor)
-        await refresh_terminals(floor)
+        await floor.locks_changed()  # the guard reloads; the consoles show the lock
         return True
 
     async def rom_signature(self, seed: int) -> int:
@@ -484,5 +481,4 @@ class SasLink(Link):
                 await store_links.clear_link_lock(
                     floor.store, terminal, "host_link_lost", by=by, at_us=floor.now_us()
                 )
-            guard.invalidate(floor)
-            await refresh_terminals(floor)
+            await floor.locks_changed()  # the guard reloads; the consoles show the lock
