@@ -16,7 +16,7 @@ from tablejack.server.app import create_app
 from tablejack.server.floor.floor import Floor
 from tablejack.server.support import testing
 from tablejack.server.table import TableConfig, replay_round
-from tablejack.server.table.adapters import adapter_for
+from tablejack.server.table.games import adapter_for
 from tablejack.store import Store
 from tablejack.store.testing import Backend
 

@@ -37,12 +37,12 @@ from tablejack.core.errors import InvalidNotationError, TablejackError
 from tablejack.core.money import format_cents
 from tablejack.games import GAMES
 from tablejack.server.support.logs import bind
-from tablejack.server.table.adapters import adapter_for
 from tablejack.server.table.bookkeeping import Books
 from tablejack.server.table.cards import VirtualShoe
 from tablejack.server.table.collaborators import CardInventory, Host, LockOut
 from tablejack.server.table.config import TableConfig
 from tablejack.server.table.errors import RefusedError, fault
+from tablejack.server.table.games import adapter_for
 from tablejack.server.table.procedures import Procedures
 from tablejack.server.table.replay import apply_command, replay_round
 from tablejack.server.table.views import TableViews

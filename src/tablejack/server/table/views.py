@@ -19,12 +19,12 @@ from typing import Any
 from tablejack.games import classic, hybrid, hybrid_shared, multi_action, transcript
 from tablejack.server import visibility
 from tablejack.server.support.wire import dumps as _encode
-from tablejack.server.table.adapters import Adapter, rules_icon
 from tablejack.server.table.bookkeeping import Books
 from tablejack.server.table.cards import ShoeInventory, VirtualShoe
 from tablejack.server.table.collaborators import CardInventory, Host, Subscriber
 from tablejack.server.table.config import TableConfig
 from tablejack.server.table.errors import RefusedError, WageringClosedError
+from tablejack.server.table.games import TableGame, rules_icon
 from tablejack.server.table.procedures import (
     DAY_US,
     DECK_AGE_RULE,
@@ -53,7 +53,7 @@ class TableViews:
     id: str
     rules: Any
     game: str
-    adapter: Adapter
+    adapter: TableGame[Any]
     status: str
     round: Any
     round_id: str | None
