@@ -56,6 +56,11 @@ class TableGame(Protocol[RoundT_contra]):
         """Wager kinds a terminal may place before the first card besides ``blackjack``."""
         ...
 
+    @property
+    def wagering_rule(self) -> str:
+        """The game's clause that wagers are placed before the first card (the engine's)."""
+        ...
+
     def positions(self, rules: TableRules) -> int:
         """How many player boxes the layout shows."""
         ...
@@ -135,6 +140,7 @@ class GameAdapter(Generic[R]):
 
     game: ClassVar[str] = ""
     side_wagers: ClassVar[tuple[str, ...]] = ()
+    wagering_rule: ClassVar[str] = ""
 
     def positions(self, rules: TableRules) -> int:
         """How many player boxes the layout shows: one per seat of the rules."""

@@ -4,7 +4,7 @@ actor the seat number; the terminal and audit views drawn from the round's state
 from __future__ import annotations
 
 from tablejack.core.errors import IllegalActionError
-from tablejack.games.classic import ClassicRound
+from tablejack.games.classic import WAGER, ClassicRound
 from tablejack.server.table.games.base import POSITION_RULE, JsonObject, WindowKey
 from tablejack.server.table.games.seats import SeatAdapter
 from tablejack.server.table.games.views import dealer_totals, hand_json, wagers_of
@@ -21,6 +21,7 @@ class ClassicAdapter(SeatAdapter[ClassicRound]):
     """
 
     game = "classic"
+    wagering_rule = WAGER
 
     def place_wager(
         self, round_: ClassicRound, player: str, position: int | None, kind: str, amount: int

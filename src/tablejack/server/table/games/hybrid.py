@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from tablejack.core.errors import IllegalActionError
-from tablejack.games.hybrid import HybridRound, TerminalViewParts
+from tablejack.games.hybrid import WAGERS, HybridRound, TerminalViewParts
 from tablejack.server.table.games.base import (
     POSITION_RULE,
     WAGER_RULE,
@@ -26,6 +26,7 @@ class HybridAdapter(GameAdapter[HybridRound]):
     the engine's own terminal and audit views; the engine's ``countdown-expired``."""
 
     game = "hybrid"
+    wagering_rule = WAGERS
     side_wagers = ("buzzer_beater",)
 
     def place_wager(

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from tablejack.core.errors import IllegalActionError
 from tablejack.core.rules import TableRules
-from tablejack.games.hybrid_shared import HybridSharedRound
+from tablejack.games.hybrid_shared import BEFORE_FIRST_CARD, HybridSharedRound
 from tablejack.server.table.games.base import GameAdapter, JsonObject, WindowKey
 from tablejack.server.table.games.views import first_card_showing, wagers_of
 
@@ -20,6 +20,7 @@ class HybridSharedAdapter(GameAdapter[HybridSharedRound]):
     and King's Bounty (633c.5(x)), the engine's views and ``countdown-expired``."""
 
     game = "hybrid-shared"
+    wagering_rule = BEFORE_FIRST_CARD
     side_wagers = ("royal_match", "bet_the_set", "kings_bounty")
 
     def positions(self, rules: TableRules) -> int:

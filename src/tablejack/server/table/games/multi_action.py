@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tablejack.core.errors import IllegalActionError
-from tablejack.games.multi_action import MultiActionRound
+from tablejack.games.multi_action import WAGER, MultiActionRound
 from tablejack.server.table.games.base import JsonObject, WindowKey
 from tablejack.server.table.games.seats import SeatAdapter
 from tablejack.server.table.games.views import showing, spot_hand_json, wagers_of
@@ -26,6 +26,7 @@ class MultiActionAdapter(SeatAdapter[MultiActionRound]):
     insurance window closes and the seat in turn stands, as on classic tables (S-1, S-8)."""
 
     game = "multi-action"
+    wagering_rule = WAGER
     RULE = "NJ MAB (f)(1)"
     seat_rule = "NJ MAB (e)"
     holds = "wagers"
