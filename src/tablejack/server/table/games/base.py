@@ -100,6 +100,10 @@ class TableGame(Protocol[RoundT_contra]):
         """What ``player``'s terminal may show."""
         ...
 
+    def player_views(self, round_: RoundT_contra, players: Iterable[str]) -> dict[str, JsonObject]:
+        """:meth:`player_view` of several players at once (one broadcast)."""
+        ...
+
     def player_texts(
         self, round_: RoundT_contra, players: Iterable[str], encode: Encode
     ) -> dict[str, str]:
