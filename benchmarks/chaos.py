@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' ki
 
 from tablejack.server.socket.botclient import Timings, run_bot
 from tablejack.server.table import replay_round
-from tablejack.server.table.adapters import adapter_for
+from tablejack.server.table.games import adapter_for
 from tablejack.store import Store
 from tablejack.store import credentials as creds
 from tablejack.store.keys import generate_key_pair, load_public_key

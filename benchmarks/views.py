@@ -27,7 +27,7 @@ from typing import Any
 from tablejack.core.shoe import Shoe
 from tablejack.games.hybrid import HybridRound, HybridRules, bot_command, bot_seat
 from tablejack.server.support.wire import dumps
-from tablejack.server.table.adapters import adapter_for
+from tablejack.server.table.games import adapter_for
 
 
 def whole_views(adapter: Any, round_: Any, players: list[str]) -> dict[str, str]:

@@ -102,9 +102,10 @@ class Step:
     def relabel(self, label: str) -> None:
         """Show ``label`` from now on."""
         self.label = label
-        self._show(label)
+        self.show(label)
 
-    def _show(self, description: str) -> None:
+    def show(self, description: str) -> None:
+        """Show ``description`` for now, keeping the label (the compiling note)."""
         if self._progress is not None and self._task is not None:
             self._progress.update(self._task, description=description, refresh=True)
 
@@ -192,11 +193,11 @@ class Feedback:
             self._compiled = True
             self._say(COMPILING)
         if self._step is not None:
-            self._step._show(COMPILING)
+            self._step.show(COMPILING)
 
     def compile_finished(self, seconds: float) -> None:
         """numba finished compiling after ``seconds``."""
         self._compiling = max(0, self._compiling - 1)
         self.compile_seconds += seconds
         if self._step is not None and not self._compiling:
-            self._step._show(self._step.label)
+            self._step.show(self._step.label)

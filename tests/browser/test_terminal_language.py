@@ -26,7 +26,8 @@ from tablejack.games.hybrid_rules import HybridRules
 from tablejack.games.hybrid_shared_rules import HybridSharedRules
 from tablejack.server.app import create_app
 from tablejack.server.floor.floor import Floor
-from tablejack.server.table import TableConfig, adapters
+from tablejack.server.table import TableConfig
+from tablejack.server.table.games import paytables
 from tablejack.store.policy import Role
 from tablejack.store.protections import CLEAR_CODES, TILT_CODES
 from tablejack.store.settings import DEFAULT_SETTINGS
@@ -109,7 +110,7 @@ def families() -> dict[str, set[str]]:
             HybridSharedRules(crown_treasure_in_addition=False),
             ClassicRules(ez_bust=True, ez_bust_push_all=True),
         )
-        for table in adapters.paytables(rules)
+        for table in paytables(rules)
     ]
     results = {key(result.value) for result in Result}
     return {

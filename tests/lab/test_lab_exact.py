@@ -136,11 +136,11 @@ def test_generated_strategy_reproduces_the_published_multi_deck_chart() -> None:
     (tablejack.games.strategy, the standard published chart)."""
     charts = exact.analyse(AnalysisRules(decks=6)).strategy.charts()
     letters = {"H": "H", "S": "S", "D": "D", "Ds": "d", "R": "R", "P": "P"}
-    for total, row in engine_strategy._HARD.items():
+    for total, row in engine_strategy.HARD.items():
         assert "".join(letters[c] for c in charts["hard"][str(total)]) == row, total
-    for total, row in engine_strategy._SOFT.items():
+    for total, row in engine_strategy.SOFT.items():
         assert "".join(letters[c] for c in charts["soft"][f"A,{total - 11}"]) == row, total
-    for pair, row in engine_strategy._PAIRS.items():
+    for pair, row in engine_strategy.PAIRS.items():
         if row.startswith("-"):
             continue
         label = "A,A" if pair == 1 else f"{pair},{pair}"

@@ -49,7 +49,7 @@ def test_engine_and_kernel_settle_identical_shoes_identically(name: str) -> None
         engine = play_engine_shoe(rules, strategy, sim.shoe_cards(77, index, lab_rules.decks), cut)
         out = np.zeros((600, 4))
         count = kern.record_shoe(
-            sim.run_words(77), index, lab_rules.decks, cut, sim._kernel_rules(lab_rules),
+            sim.run_words(77), index, lab_rules.decks, cut, sim.kernel_rules(lab_rules),
             sim.kernel_tables(strategy, lab_rules), out,
         )  # fmt: skip
         kernel = [
@@ -97,7 +97,7 @@ def test_property_engine_and_kernel_agree_for_any_rules_and_seed(
         engine = play_engine_shoe(rules, strategy, sim.shoe_cards(seed, index, decks), cut)
         out = np.zeros((600, 4))
         count = kern.record_shoe(
-            sim.run_words(seed), index, decks, cut, sim._kernel_rules(lab_rules),
+            sim.run_words(seed), index, decks, cut, sim.kernel_rules(lab_rules),
             sim.kernel_tables(strategy, lab_rules), out,
         )  # fmt: skip
         kernel = [

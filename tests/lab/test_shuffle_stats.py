@@ -63,12 +63,12 @@ def test_the_secure_generator_runs_through_the_same_shuffle() -> None:
 
 
 def test_exact_null_distributions() -> None:
-    poker = shuffle_stats._poker_probabilities(1)
+    poker = shuffle_stats.poker_probabilities(1)
     assert sum(poker.values()) == pytest.approx(1.0, abs=1e-12)
     assert "five of a kind" not in poker  # one deck holds four of a rank
     assert poker["one pair"] == pytest.approx(1_098_240 / comb(52, 5))  # the poker hand count
     # The runs moments against brute force over every order of 3 ones and 4 zeros.
-    mean, variance = shuffle_stats._runs_moments(3, 4)
+    mean, variance = shuffle_stats.runs_moments(3, 4)
     rng = random.Random(1)
     counts = []
     for _ in range(20_000):
@@ -77,7 +77,7 @@ def test_exact_null_distributions() -> None:
         counts.append(1 + sum(a != b for a, b in itertools.pairwise(marks)))
     assert np.mean(counts) == pytest.approx(mean, abs=0.03)
     assert np.var(counts) == pytest.approx(variance, rel=0.05)
-    assert shuffle_stats._lag_null(312, 1) == pytest.approx(-1 / 312)
+    assert shuffle_stats.lag_null(312, 1) == pytest.approx(-1 / 312)
 
 
 def test_bad_arguments_are_refused() -> None:
@@ -90,7 +90,7 @@ def test_bad_arguments_are_refused() -> None:
 def test_merging_small_categories_keeps_every_count() -> None:
     observed = np.array([3, 40, 1, 200, 0])
     expected = np.array([2.5, 38.0, 0.7, 202.7, 0.1])
-    obs, exp = shuffle_stats._merged(observed, expected)
+    obs, exp = shuffle_stats.merged(observed, expected)
     assert obs.sum() == observed.sum() and exp.sum() == pytest.approx(expected.sum())
     assert exp.min() >= 5 and len(exp) == 2
 

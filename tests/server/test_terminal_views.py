@@ -1,4 +1,4 @@
-"""What a terminal is shown besides the engine's own view (``tablejack.server.table.adapters``): the
+"""What a terminal is shown besides the engine's own view (``tablejack.server.table.games``): the
 dealer's total in every game (soft, Blackjack, bust; before the hole card only the up card's),
 each player's own wagers for the chips on the layout, the three dealer rounds of a multi-action
 table, and every paytable of the rules icon as data."""
@@ -8,16 +8,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tablejack.core.cards import cards_from_codes
+from tablejack.core.errors import IllegalActionError
 from tablejack.core.rules import ClassicRules
 from tablejack.games import GAMES
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.games.hybrid_shared_rules import HybridSharedRules
 from tablejack.games.multi_action import MultiActionRules
-from tablejack.server.table.adapters import adapter_for, rules_icon
+from tablejack.server.table.games import ADAPTERS, adapter_for, rules_icon
 
 
 def play(rules: Any, codes: str, *steps: Callable[[Any], Any] | str) -> Any:
@@ -33,6 +35,16 @@ def play(rules: Any, codes: str, *steps: Callable[[Any], Any] | str) -> Any:
         while round_.card_request is not None:
             round_.deal_card(next(cards))
     return round_
+
+
+def test_633c5_a_every_registered_game_has_one_table_port_and_no_other_runs() -> None:
+    assert list(ADAPTERS) == list(GAMES)  # derived from the registry, in its order
+    for game_id, adapter in ADAPTERS.items():
+        assert adapter.game == game_id
+        assert adapter_for(game_id) is adapter  # stateless: one serves every table
+    with pytest.raises(IllegalActionError, match="no terminal adapter") as refused:
+        adapter_for("baccarat")
+    assert refused.value.rule == "PA 633c.5(a)"
 
 
 def test_633a_classic_dealer_shows_its_up_card_then_its_total_and_bust() -> None:

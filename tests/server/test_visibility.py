@@ -16,7 +16,7 @@ from tablejack.core.shoe import Shoe
 from tablejack.games import GAMES
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server import visibility
-from tablejack.server.table.adapters import adapter_for
+from tablejack.server.table.games import adapter_for
 from tablejack.server.visibility import Viewer
 
 PLAYERS = ("ann", "bob", "cat")  # cat watches: no wager

@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from tablejack.server.table import replay_round
-from tablejack.server.table.adapters import adapter_for
+from tablejack.server.table.games import adapter_for
 from tablejack.store import Store
 
 __all__ = ["account_for_rounds"]

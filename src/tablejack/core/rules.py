@@ -364,7 +364,7 @@ class Chapter633aRules(TableRules):
     """Each split ace receives exactly one card (§ 633a.11; industry norm, 633c.5(aa)(3)(i))."""
 
     def _check(self) -> None:
-        TableRules._check(self)
+        super(Chapter633aRules, self)._check()  # named: a slotted dataclass has no bare super()
         if self.dealer_hits_soft_17:
             raise RulesError(
                 "dealer_hits_soft_17 = true is not allowed: the dealer stands on all 17s, hard "
@@ -427,7 +427,7 @@ class ClassicRules(Chapter633aRules):
         return "Chapter 633a Blackjack"
 
     def _check(self) -> None:
-        Chapter633aRules._check(self)
+        super(ClassicRules, self)._check()  # named: a slotted dataclass has no bare super()
         if self.ez_bust_push_all and not self.ez_bust:
             raise RulesError(
                 "ez_bust_push_all = true needs ez_bust = true (PA 633b.16(g)).",

@@ -229,6 +229,20 @@ class HybridRound(RoundRecords):
         return self.phase is Phase.COMPLETE
 
     @property
+    def players_in_order(self) -> list[PlayerState]:
+        """The players in the order of play (633c.5(l)): by position, then in the order they
+        wagered at it; before the first card, in the order they wagered.
+
+        >>> from tablejack.games.hybrid_rules import HybridRules
+        >>> round_ = HybridRound(HybridRules())
+        >>> _ = round_.place_wager("bob", 2, 1000)
+        >>> _ = round_.place_wager("ann", 1, 1000)
+        >>> [state.name for state in round_.players_in_order]
+        ['bob', 'ann']
+        """
+        return self._order or list(self.players.values())
+
+    @property
     def positions(self) -> list[int]:
         """The positions selected by any player, in dealing order (1 first)."""
         return sorted({state.position for state in self.players.values()})
@@ -1367,7 +1381,7 @@ class HybridRound(RoundRecords):
         for settlement in self.settlements:
             settlements.setdefault(settlement.player, []).append(settlement.to_json())
         entries: list[tuple[str, dict[str, Any]]] = []
-        for other in self._order or list(self.players.values()):
+        for other in self.players_in_order:
             entry: dict[str, Any] = {"player": other.name, "position": other.position}
             if self.is_complete:
                 entry["hands"] = [
@@ -1422,7 +1436,7 @@ class HybridRound(RoundRecords):
                 "decided_this_round": self._deciders.get(state.name),
                 "hands": [hand_view(hand) for hand in state.hands],
             }
-            for state in (self._order or list(self.players.values()))
+            for state in self.players_in_order
         ]
         view["wagers"] = [
             {
@@ -1519,7 +1533,7 @@ def transcript(round_: HybridRound) -> list[str]:
                 f"C{n} {card.display}" for n, card in enumerate(round_.community_cards, start=1)
             )
         )
-    for state in round_._order or list(round_.players.values()):
+    for state in round_.players_in_order:
         for hand in state.hands:
             label = f"{state.name} (position {state.position})" + (
                 f" hand {hand.index + 1}" if state.splits else ""

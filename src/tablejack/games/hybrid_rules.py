@@ -233,7 +233,7 @@ class HybridRules(Chapter633aRules):
         return "Blackjack on a hybrid gaming table"
 
     def _check(self) -> None:
-        Chapter633aRules._check(self)
+        super(HybridRules, self)._check()  # named: a slotted dataclass has no bare super()
         if self.blackjack_pays != Fraction(3, 2):
             raise RulesError(
                 f"blackjack_pays = {format_odds(self.blackjack_pays)!r} is not allowed: a "

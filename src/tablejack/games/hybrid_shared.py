@@ -36,7 +36,7 @@ every pending decision is in (or the countdown clock expired, ``dealer countdown
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from fractions import Fraction
@@ -1163,8 +1163,16 @@ class HybridSharedRound(RoundRecords):
             return "decisions"
         return self.next_step()
 
-    def _table_view(self) -> dict[str, Any]:
-        """What every terminal shows: all cards of version B are dealt face up ((y))."""
+    def table_view(self) -> dict[str, Any]:
+        """The part of a terminal view every terminal shares, and all a terminal without a
+        wager this round may show: the phase, the countdown, the shared start, the dealer's
+        first card and the community cards, all dealt face up ((y)); plain JSON data.
+
+        >>> from tablejack.games.hybrid_shared_rules import HybridSharedRules
+        >>> view = HybridSharedRound(HybridSharedRules()).table_view()
+        >>> view["phase"], view["players_cards"], view["dealer"]
+        ('wagering', [], {'first_card': None})
+        """
         rules = self.rules
         return {
             "game": self.game,
@@ -1185,8 +1193,27 @@ class HybridSharedRound(RoundRecords):
         wagers, hands, personal dealer hand, where each community card went for him, legal
         actions and settlements. Of the other players only their names (their hands and dealer
         hands once the round is complete); never the shoe or a card not yet dealt."""
+        return self._terminal_view(player, self.table_view())
+
+    def terminal_views(self, players: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """:meth:`terminal_view` of several players at once, as every terminal at the table
+        gets it at each change: the shared part (:meth:`table_view`) is built once and each
+        view gets its own shallow copy of it (its nested objects copied one level down)."""
+        shared = self.table_view()
+        return {
+            player: self._terminal_view(
+                player,
+                {
+                    key: dict(value) if isinstance(value, dict) else value
+                    for key, value in shared.items()
+                },
+            )
+            for player in players
+        }
+
+    def _terminal_view(self, player: str, view: dict[str, Any]) -> dict[str, Any]:
+        """``player``'s terminal view over ``view``, a fresh :meth:`table_view`."""
         state = self.player_state(player)
-        view = self._table_view()
         view["you"] = {
             "player": player,
             "blackjack_wager": state.wager,
@@ -1231,7 +1258,7 @@ class HybridSharedRound(RoundRecords):
         """Everything, for the surveillance and audit audience: every player's wagers, hands,
         **personal dealer hand** and the designation of every community card, the pending
         decisions, the card request, wagers and settlements."""
-        view = self._table_view()
+        view = self.table_view()
         view["rules"] = self.rules.to_mapping()
         view["card_request"] = None if self.card_request is None else self.card_request.describe()
         view["awaiting_players"] = self.players_to_decide()

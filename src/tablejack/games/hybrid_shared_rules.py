@@ -270,7 +270,7 @@ class HybridSharedRules(TableRules):
         return "Blackjack on a hybrid gaming table"
 
     def _check(self) -> None:
-        TableRules._check(self)
+        super(HybridSharedRules, self)._check()  # named: a slotted dataclass has no bare super()
         if self.dealer_hits_soft_17:
             raise RulesError(
                 "dealer_hits_soft_17 = true is not allowed: the dealer's hand is completed to a "

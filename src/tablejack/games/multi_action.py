@@ -197,7 +197,7 @@ class MultiActionRules(TableRules):
                 f"Blackjack is paid at odds of 3 to 2 ({BLACKJACK}).",
                 rule=BLACKJACK,
             )
-        TableRules._check(self)
+        super(MultiActionRules, self)._check()  # named: a slotted dataclass has no bare super()
         if self.minimum_spots not in (2, 3):
             raise RulesError(
                 f"minimum_spots = {self.minimum_spots!r} must be 2 or 3: a player wagers in at "

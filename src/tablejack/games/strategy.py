@@ -21,13 +21,13 @@ from typing import Literal
 
 from tablejack.core.hands import Hand
 
-__all__ = ["Decision", "basic_strategy", "legal_basic_strategy"]
+__all__ = ["HARD", "PAIRS", "SOFT", "Decision", "basic_strategy", "legal_basic_strategy"]
 
 Decision = Literal["hit", "stand", "double", "split", "surrender"]
 
 # Columns: dealer up card 2, 3, 4, 5, 6, 7, 8, 9, 10, A.
 # H hit, S stand, D double (else hit), d double (else stand), P split, R surrender (else hit).
-_HARD = {
+HARD = {
     8: "HHHHHHHHHH",
     9: "HDDDDHHHHH",
     10: "DDDDDDDDHH",
@@ -38,7 +38,8 @@ _HARD = {
     15: "SSSSSHHHRH",
     16: "SSSSSHHRRR",
 }
-_SOFT = {
+"""The hard totals' row per total (8–16; below 8 hit, above 16 stand)."""
+SOFT = {
     13: "HHHDDHHHHH",
     14: "HHHDDHHHHH",
     15: "HHDDDHHHHH",
@@ -48,8 +49,9 @@ _SOFT = {
     19: "SSSSSSSSSS",
     20: "SSSSSSSSSS",
 }
+"""The soft totals' row per total (13–20)."""
 # Pairs by point value of one card (1 = aces); P split, else play the total.
-_PAIRS = {
+PAIRS = {
     1: "PPPPPPPPPP",
     2: "PPPPPPHHHH",
     3: "PPPPPPHHHH",
@@ -61,6 +63,7 @@ _PAIRS = {
     9: "PPPPPSPPSS",
     10: "----------",
 }
+"""The pairs' row per point value of one card (1 = aces)."""
 
 
 def basic_strategy(
@@ -77,17 +80,17 @@ def basic_strategy(
     cards = hand.cards
     if can_split and len(cards) == 2 and cards[0].points == cards[1].points:
         pair = 1 if cards[0].is_ace else cards[0].points
-        if _PAIRS[pair][column] == "P":
+        if PAIRS[pair][column] == "P":
             return "split"
     total = hand.total
     if total >= 21:
         return "stand"
     if hand.is_soft:
-        code = _SOFT.get(total, "S" * 10)[column] if total >= 13 else "H"
+        code = SOFT.get(total, "S" * 10)[column] if total >= 13 else "H"
     elif total >= 17:
         code = "S"
     else:
-        code = _HARD.get(total, "H" * 10)[column] if total >= 8 else "H"
+        code = HARD.get(total, "H" * 10)[column] if total >= 8 else "H"
     if code == "R":
         return "surrender" if can_surrender else "hit"
     if code == "D":

@@ -68,7 +68,11 @@ __all__ = [
     "ShuffleReport",
     "ShuffleTest",
     "chi_square_p",
+    "lag_null",
+    "merged",
     "normal_two_sided_p",
+    "poker_probabilities",
+    "runs_moments",
     "seeded_shoes",
     "shuffle_statistics",
 ]
@@ -232,7 +236,7 @@ def _batches(source: str, shoes: int, decks: int, seed: int | None, batch: int) 
 # -- exact null distributions ----------------------------------------------------------------------
 
 
-def _poker_probabilities(decks: int) -> dict[str, float]:
+def poker_probabilities(decks: int) -> dict[str, float]:
     """Probabilities of the rank pattern of five cards drawn from ``decks`` decks."""
     per_rank = 4 * decks
     total = comb(52 * decks, 5)
@@ -261,7 +265,7 @@ def _poker_probabilities(decks: int) -> dict[str, float]:
 
 
 def _pattern(ranks: np.ndarray) -> np.ndarray:
-    """The poker pattern index (order of :func:`_poker_probabilities`) of each row of 5 ranks."""
+    """The poker pattern index (order of :func:`poker_probabilities`) of each row of 5 ranks."""
     counts = np.zeros((ranks.shape[0], 13), dtype=np.int64)
     np.add.at(counts, (np.repeat(np.arange(ranks.shape[0]), 5), ranks.ravel()), 1)
     top = np.sort(counts, axis=1)[:, ::-1]
@@ -276,7 +280,7 @@ def _pattern(ranks: np.ndarray) -> np.ndarray:
     return pattern
 
 
-def _runs_moments(n1: int, n2: int) -> tuple[float, float]:
+def runs_moments(n1: int, n2: int) -> tuple[float, float]:
     """Exact mean and variance of the number of runs in a random order of n1 + n2 items."""
     n = n1 + n2
     mean = 1 + 2 * n1 * n2 / n
@@ -302,7 +306,7 @@ def _chi_square(observed: np.ndarray, expected: np.ndarray, df: int) -> tuple[fl
     return statistic, chi_square_p(statistic, df)
 
 
-def _merged(observed: np.ndarray, expected: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def merged(observed: np.ndarray, expected: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Merge the categories with the smallest expected counts until each expects five."""
     order = np.argsort(expected)
     obs = list(observed[order].astype(float))
@@ -405,9 +409,9 @@ def shuffle_statistics(
     )
     statistic, p = _chi_square(pairs, pair_expected, 168)
     tests.append(ShuffleTest("pairs (first two ranks)", statistic, 168, p, {"cells": 169}))
-    probabilities = _poker_probabilities(decks)
+    probabilities = poker_probabilities(decks)
     observed = poker[: len(probabilities)]
-    obs, exp = _merged(observed, n * np.array(list(probabilities.values())))
+    obs, exp = merged(observed, n * np.array(list(probabilities.values())))
     statistic, p = _chi_square(obs, exp, len(exp) - 1)
     tests.append(
         ShuffleTest(
@@ -422,7 +426,7 @@ def shuffle_statistics(
         )
     )
     for lag in range(3):
-        null = _lag_null(size, lag + 1)
+        null = lag_null(size, lag + 1)
         mean = lag_sums[lag] / n
         spread = max(lag_squares[lag] / n - mean * mean, 1e-300) ** 0.5
         z = (mean - null) / (spread / n**0.5)
@@ -439,7 +443,7 @@ def shuffle_statistics(
         )
     for which, (label, flags) in enumerate((("high/low", _HIGH), ("red/black", _RED))):
         n1 = int(flags.sum()) * decks
-        mean, variance = _runs_moments(n1, size - n1)
+        mean, variance = runs_moments(n1, size - n1)
         z = (runs_sum[which] - n * mean) / (n * variance) ** 0.5
         tests.append(
             _z_test(
@@ -458,7 +462,7 @@ def shuffle_statistics(
     )
 
 
-def _lag_null(size: int, lag: int) -> float:
+def lag_null(size: int, lag: int) -> float:
     """The exact expected lag-``lag`` serial correlation of a random order of a fixed multiset
     of ``size`` values: every pair of distinct positions has E[y_t y_s] = −σ²/(n − 1), and the
     statistic sums n − lag such products over n σ², so −(n − lag)/(n(n − 1))."""

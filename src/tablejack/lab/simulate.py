@@ -37,6 +37,7 @@ __all__ = [
     "BLOCK",
     "SimulationResult",
     "cut_position",
+    "kernel_rules",
     "kernel_tables",
     "run_dask",
     "run_words",
@@ -78,7 +79,8 @@ def cut_position(rules: AnalysisRules) -> int:
     return max(1, int(52 * rules.decks * rules.penetration))
 
 
-def _kernel_rules(rules: AnalysisRules) -> np.ndarray:
+def kernel_rules(rules: AnalysisRules) -> np.ndarray:
+    """The rules as the kernels read them: one float per rule, in the kernels' order."""
     return np.array(
         [
             float(rules.h17),
@@ -127,7 +129,7 @@ def run_chunk(chunk: Chunk) -> dict[str, Any]:
     started = time.perf_counter()
     kern.play_shoes(
         run_words(chunk.seed), chunk.first * BLOCK, chunk.blocks * BLOCK, rules.decks,
-        cut_position(rules), _kernel_rules(rules), kernel_tables(strategy, rules), stats, hist, counts,
+        cut_position(rules), kernel_rules(rules), kernel_tables(strategy, rules), stats, hist, counts,
         np.zeros((0, 4)),
     )  # fmt: skip
     return {

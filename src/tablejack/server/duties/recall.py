@@ -12,7 +12,7 @@ from tablejack.games import transcript
 from tablejack.server import visibility
 from tablejack.server.duties.terminal_recall import RECALL_GAMES, recall_terminal
 from tablejack.server.table import replay_round
-from tablejack.server.table.adapters import adapter_for
+from tablejack.server.table.games import adapter_for
 from tablejack.server.visibility import Viewer
 from tablejack.store import Store
 from tablejack.store.verify import verify_chains

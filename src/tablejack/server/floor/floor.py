@@ -317,7 +317,7 @@ class Floor:
         self.step_window = step_window
         """Seconds a table's worker, idle when a terminal's request arrives, waits for the
         requests that follow it, to apply them all as one step (0: those waiting at the next
-        loop turn; :meth:`Table._work <tablejack.server.table.Table>`)."""
+        loop turn; :meth:`Batches.submit <tablejack.server.table.batches.Batches.submit>`)."""
         self.step_wait = step_wait
         """Seconds at most a table's worker waits, in a decision window, for the answers of
         every player the window waits for (never less than :attr:`step_window`)."""

@@ -28,7 +28,7 @@ from tablejack.server.http.access import floor_of, set_cookie
 from tablejack.server.support.auth import DEVICE_COOKIE, SESSION_COOKIE, AuthRefusedError
 from tablejack.server.support.text import REFUSE_CONTROL_CHARACTERS
 from tablejack.server.table import TableConfig
-from tablejack.server.table.adapters import ADAPTERS
+from tablejack.server.table.games import ADAPTERS
 from tablejack.store import StoreError
 from tablejack.store import credentials as creds
 from tablejack.store.vouchers import terminals

@@ -5,9 +5,16 @@ A :class:`Table` imports nothing of the floor or the API: the floor that runs it
 collaborators (its tilts, its shoe's card inventory) are handed to it as the small interfaces of
 :mod:`~tablejack.server.table.collaborators`. The modules:
 
-* :mod:`~tablejack.server.table.table` — :class:`Table`: start and recovery, the steps and
-  their batches, the dealer's commands and the cards read, voids, the clock and the automated
-  dealer;
+* :mod:`~tablejack.server.table.table` — :class:`Table`: start and recovery, the procedure
+  log, opening a round, the terminals' wagers and decisions; each other concern an object it
+  owns:
+* :mod:`~tablejack.server.table.steps` — the write path (a step applied, committed, adopted);
+  :mod:`~tablejack.server.table.batches` — the terminals' requests in batches;
+  :mod:`~tablejack.server.table.requests` — the answers kept for repeated requests;
+* :mod:`~tablejack.server.table.dealer` — the console's commands, the cards read,
+  irregularities and voids; :mod:`~tablejack.server.table.clock` — the countdown and the
+  automated dealer;
+* :mod:`~tablejack.server.table.games` — the games a table runs, behind one typed port;
 * :mod:`~tablejack.server.table.views` — what a table shows, and the broadcast that sends it;
 * :mod:`~tablejack.server.table.config`, :mod:`~tablejack.server.table.errors`,
   :mod:`~tablejack.server.table.procedures` — its configuration, its refusals, its gaming-day

@@ -8,7 +8,7 @@ from typing import Any
 
 from tablejack.core.cards import Card
 from tablejack.games import GAMES
-from tablejack.server.table.adapters import Adapter
+from tablejack.server.table.games import TableGame
 from tablejack.store import EventRecord, StoreError
 
 __all__ = ["apply_command", "replay_round"]
@@ -23,7 +23,7 @@ def apply_command(round_: Any, text: str) -> None:
         round_.apply(text)
 
 
-def replay_round(events: list[EventRecord], adapter: Adapter) -> Any:
+def replay_round(events: list[EventRecord], adapter: TableGame[Any]) -> Any:
     """Rebuild a round from its log: ``open`` makes it; ``wager``, ``command`` and ``card``
     events are applied in order. The engine is deterministic, so the round is exactly the one
     that was logged."""

@@ -13,18 +13,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-from collections import OrderedDict
 from typing import Any
 
-from tablejack.games import classic, hybrid, hybrid_shared, multi_action, transcript
+from tablejack.games import transcript
 from tablejack.server import visibility
 from tablejack.server.support.wire import dumps as _encode
-from tablejack.server.table.adapters import Adapter, rules_icon
 from tablejack.server.table.bookkeeping import Books
 from tablejack.server.table.cards import ShoeInventory, VirtualShoe
-from tablejack.server.table.collaborators import CardInventory, Host, Subscriber
+from tablejack.server.table.collaborators import CardInventory, Host, LockOut, Subscriber
 from tablejack.server.table.config import TableConfig
 from tablejack.server.table.errors import RefusedError, WageringClosedError
+from tablejack.server.table.games import ADAPTERS, TableGame, rules_icon
 from tablejack.server.table.procedures import (
     DAY_US,
     DECK_AGE_RULE,
@@ -32,15 +31,12 @@ from tablejack.server.table.procedures import (
     READER_RULE,
     Procedures,
 )
+from tablejack.store import Fence
+from tablejack.store.policy import Actor
 
 __all__ = ["WAGERING_RULES", "TableViews"]
 
-WAGERING_RULES = {
-    "hybrid": hybrid.WAGERS,
-    "hybrid-shared": hybrid_shared.BEFORE_FIRST_CARD,
-    "classic": classic.WAGER,
-    "multi-action": multi_action.WAGER,
-}
+WAGERING_RULES = {game_id: adapter.wagering_rule for game_id, adapter in ADAPTERS.items()}
 """The clause of each game that wagers are placed before the first card (the engine's own)."""
 
 
@@ -53,7 +49,7 @@ class TableViews:
     id: str
     rules: Any
     game: str
-    adapter: Adapter
+    adapter: TableGame[Any]
     status: str
     round: Any
     round_id: str | None
@@ -63,7 +59,6 @@ class TableViews:
     procedures: Procedures
     subscribers: set[Subscriber]
     selected: dict[tuple[str, str], int]
-    recent: dict[str, OrderedDict[str, dict[str, Any]]]
     window_key: tuple[Any, ...] | None
     deadline: float | None
     window_seconds: float
@@ -79,6 +74,12 @@ class TableViews:
     last_broadcast: float
     seconds: float
     default_action: str
+    fence: Fence | None
+    actor: Actor
+    lock: asyncio.Lock
+    lockout: LockOut
+    needs_reload: bool
+    stopped: bool
 
     # -- the gaming day's procedures (633c.5(d), (g), (i)) ----------------------------------
 
@@ -150,7 +151,7 @@ class TableViews:
         phase = round_.phase.value
         if phase == "wagering":
             return None
-        rule = WAGERING_RULES.get(self.game, hybrid.WAGERS)
+        rule = self.adapter.wagering_rule
         if round_.is_complete:
             return WageringClosedError(
                 f"Wagering is closed: round {self.round_id} is complete; wager when the next "
