@@ -49,6 +49,9 @@ from load import cpu_seconds, free_port, percentile, prepare, wait_until_up
 from tablejack.server.links.sas.framing import bcd
 from tablejack.server.links.sas.poll import SasHost
 from tablejack.server.socket.botclient import Timings, run_bot
+from tablejack.store import Store, meters_report
+from tablejack.store import links as store_links
+from tablejack.store.meters_running import RunningMeters
 
 REPLY_WINDOW_MS = 20.0
 """The time SAS gives a gaming machine to begin its answer: 20 ms, the figure of the SAS
@@ -178,6 +181,39 @@ def summary(samples: list[float]) -> dict[str, Any]:
     }
 
 
+async def meter_reads(db: str, terminals: list[str]) -> dict[str, Any]:
+    """On the run's ledger, once the server has stopped: what a meters snapshot cost before the
+    running meters (a full reading and the link's counts, :func:`meters_report.readings` and
+    :func:`links.terminal_counts`), against the running meters' first read (the whole fold)
+    and a read after it with nothing new (what each background refresh costs beyond the new
+    rows); best of three."""
+    store = await Store.open(db, migrate=False)
+    try:
+        full, first, again = [], [], []
+        for _ in range(3):
+            at = time.perf_counter()
+            await meters_report.readings(store)
+            await store_links.terminal_counts(store)
+            full.append(time.perf_counter() - at)
+            running = RunningMeters(store)
+            at = time.perf_counter()
+            await running.terminal_meters(terminals)
+            first.append(time.perf_counter() - at)
+            at = time.perf_counter()
+            await running.terminal_meters(terminals)
+            again.append(time.perf_counter() - at)
+        rows = running.rows_folded
+    finally:
+        await store.close()
+    return {
+        "ledger_rows": rows,
+        "full_reading_ms": round(1000 * min(full), 1),
+        "running_first_read_ms": round(1000 * min(first), 1),
+        "running_read_nothing_new_ms": round(1000 * min(again), 2),
+        "full_over_running_read": round(min(full) / min(again), 1),
+    }
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=50)
@@ -284,6 +320,7 @@ async def main() -> None:
     finally:
         server.terminate()
         server.wait(10)
+    reads = await meter_reads(db, [f"EWT-{index:04d}" for index in range(sas_count)])
     steady = [(sent, took) for sent, took in decided if begin <= sent < begin + args.seconds]
     off = [took for sent, took in steady if not on_window(sent, begin, args.window)]
     on = [took for sent, took in steady if on_window(sent, begin, args.window)]
@@ -327,6 +364,7 @@ async def main() -> None:
             1 for _, took in [*general, *polled["meters"]] if 1000 * took > REPLY_WINDOW_MS
         ),
         "sas_errors": polled["errors"],
+        "meter_reads": reads,
         "reply_window_ms": REPLY_WINDOW_MS,
         "floor_sas_off": off_s,
         "floor_sas_on": on_s,
