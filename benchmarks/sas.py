@@ -319,7 +319,7 @@ async def main() -> None:
             decided = [pair for result in bots.get() for pair in result]
     finally:
         server.terminate()
-        server.wait(10)
+        server.wait(60)  # serve drains its tables between rounds first (30 s at most)
     reads = await meter_reads(db, [f"EWT-{index:04d}" for index in range(sas_count)])
     steady = [(sent, took) for sent, took in decided if begin <= sent < begin + args.seconds]
     off = [took for sent, took in steady if not on_window(sent, begin, args.window)]
