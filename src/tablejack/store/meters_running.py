@@ -37,10 +37,13 @@ from tablejack.store.meters_report import (
 from tablejack.store.models import LEDGER, ROUNDS
 from tablejack.store.streams import CLOSED
 
-__all__ = ["GAP_SECONDS", "RunningMeters"]
+__all__ = ["GAP_SECONDS", "MAX_GAP", "RunningMeters"]
 
 GAP_SECONDS = 120.0
 """How long a ledger id skipped over is looked for again."""
+MAX_GAP = 1000
+"""A hole wider than this between two ids read is no commit still under way (ids handed out
+and rolled back, a restored sequence): it is not looked for."""
 
 
 class RunningMeters:
@@ -96,23 +99,31 @@ class RunningMeters:
                 for row in found:
                     del self.gaps[int(row[0])]
                 rows = [*found, *rows]
+            first = self.last_id == 0
             expected = self.last_id + 1
             for row in rows:
                 row_id = int(row[0])
                 if row_id > self.last_id:
-                    for missing in range(expected, row_id):
-                        self.gaps[missing] = now
+                    if not first and row_id - expected <= MAX_GAP:
+                        for missing in range(expected, row_id):
+                            self.gaps[missing] = now
                     expected = row_id + 1
                     self.last_id = row_id
             fresh = [tuple(row[1:]) for row in rows]
             rounds = {
                 str(row[4]) for row in fresh if row[4] and not str(row[4]).startswith("acct:")
             }
-            played, owners = await lookups(connection, rounds) if fresh else ({}, {})
+            # the first read looks every round up at once, as the full reading does
+            played, owners = (
+                await lookups(connection, None if first else rounds) if fresh else ({}, {})
+            )
             tables = await tables_of_terminals(connection) if fresh else {}
             self.fold.ledger(fresh, played, owners, tables)
             self.counts.movements((r[4], r[3], r[2], 1) for r in fresh if r[3] in MOVEMENTS)
             self.rows_folded += len(fresh)
+            if first and fresh:
+                self.fold.games((await connection.execute(completed_games())).all())
+                self.counts.games_won((await connection.execute(winners())).all(), played)
             self.pending |= rounds - self.fold.counted
             if self.pending:
                 await self._rounds(connection)
