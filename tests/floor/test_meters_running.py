@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tablejack.store import links, meters_report
 from tablejack.store.meters_running import RunningMeters
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 TERMINALS = ("EWT-1", "EWT-2", "EWT-3")
 
