@@ -9,14 +9,17 @@ alternately **off** (no host polls) and **on** (every host sends a general poll 
 meters every ``--meter-seconds``, the hosts' meter reads spread over that time). It reports:
 
 * the hosts' answer times (from the poll sent to its answer read, CRC verified), general and
-  meter polls, p50/p99/max, against SAS's reply window (:data:`REPLY_WINDOW_MS`);
+  meter polls, p50/p99/max, against SAS's reply window (:data:`REPLY_WINDOW_MS`), and the polls
+  left unanswered (no answer, or one that did not verify, within the host's 1 s);
 * the floor's decision-to-update latency p50/p99 of the decisions sent in the *off* windows
   and in the *on* windows (the same measurement as ``load.py``), and their ratio;
+* the same, window by window (``windows``), so a drift over the run shows;
 * the server process's CPU (percent of one core) in the *off* and the *on* windows: what the
   link costs the server, apart from what the hosts and bots cost the machine.
 
     PYTHONPATH=src .venv/bin/python benchmarks/sas.py --tables 50 --terminals 20 --seconds 120
-    PYTHONPATH=src .venv/bin/python benchmarks/sas.py --tables 6 --terminals 4 --seconds 40
+    PYTHONPATH=src .venv/bin/python benchmarks/sas.py --tables 50 --terminals 2 --seconds 80
+    PYTHONPATH=src .venv/bin/python benchmarks/sas.py --tables 6 --terminals 4 --seconds 40 --json
 
 The hosts and the bots run on the same machine as the server (the hosts in one process, a
 thread per endpoint; the bots in ``--bot-processes``), so on a small machine they compete with
@@ -30,6 +33,7 @@ import asyncio
 import gc
 import json
 import multiprocessing
+import os
 import subprocess
 import sys
 import tempfile
@@ -45,9 +49,14 @@ from load import cpu_seconds, free_port, percentile, prepare, wait_until_up
 from tablejack.server.links.sas.framing import bcd
 from tablejack.server.links.sas.poll import SasHost
 from tablejack.server.socket.botclient import Timings, run_bot
+from tablejack.store import Store, meters_report
+from tablejack.store import links as store_links
+from tablejack.store.meters_running import RunningMeters
 
 REPLY_WINDOW_MS = 20.0
-"""The time SAS gives a gaming machine to begin its answer (20 ms)."""
+"""The time SAS gives a gaming machine to begin its answer: 20 ms, the figure of the SAS
+descriptions the link was built from (docs/sas.md, "What the bench measured", says where it
+comes from and how far it was checked)."""
 METERS = bytes([0x00, 0x01, 0x02, 0x03, 0x05, 0x06, 0x0B, 0x0D, 0x0E, 0x24])
 
 
@@ -68,8 +77,9 @@ class HostJob:
 
 def run_hosts(job: HostJob) -> dict[str, Any]:
     """A thread per endpoint, polling in the *on* windows; the answer times."""
-    general: list[float] = []
-    meters: list[float] = []
+    general: list[tuple[float, float]] = []
+    meters: list[tuple[float, float]] = []
+    unanswered: list[tuple[float, str]] = []
     errors: list[str] = []
     lock = threading.Lock()
 
@@ -86,16 +96,17 @@ def run_hosts(job: HostJob) -> dict[str, Any]:
                     line.general_poll(address)
                     took = time.perf_counter() - sent
                     with lock:
-                        general.append(took)
+                        general.append((now, took))
                     if now >= next_meter:
                         next_meter = now + job.meter_seconds
                         sent = time.perf_counter()
                         line.variable(address, 0x2F, body)
                         took = time.perf_counter() - sent
                         with lock:
-                            meters.append(took)
+                            meters.append((now, took))
                 except Exception as error:
                     with lock:
+                        unanswered.append((now, type(error).__name__))
                         errors.append(repr(error))
                     line.drain()
                 time.sleep(max(0.0, job.poll_ms / 1000 - (time.monotonic() - now)))
@@ -109,7 +120,7 @@ def run_hosts(job: HostJob) -> dict[str, Any]:
         thread.start()
     for thread in threads:
         thread.join()
-    return {"general": sorted(general), "meters": sorted(meters), "errors": errors[:5]}
+    return {"general": general, "meters": meters, "unanswered": unanswered, "errors": errors[:5]}
 
 
 @dataclass(frozen=True)
@@ -167,6 +178,39 @@ def summary(samples: list[float]) -> dict[str, Any]:
         "p50_ms": percentile(ordered, 50),
         "p99_ms": percentile(ordered, 99),
         "max_ms": round(1000 * ordered[-1], 1) if ordered else None,
+    }
+
+
+async def meter_reads(db: str, terminals: list[str]) -> dict[str, Any]:
+    """On the run's ledger, once the server has stopped: what a meters snapshot cost before the
+    running meters (a full reading and the link's counts, :func:`meters_report.readings` and
+    :func:`links.terminal_counts`), against the running meters' first read (the whole fold)
+    and a read after it with nothing new (what each background refresh costs beyond the new
+    rows); best of three."""
+    store = await Store.open(db, migrate=False)
+    try:
+        full, first, again = [], [], []
+        for _ in range(3):
+            at = time.perf_counter()
+            await meters_report.readings(store)
+            await store_links.terminal_counts(store)
+            full.append(time.perf_counter() - at)
+            running = RunningMeters(store)
+            at = time.perf_counter()
+            await running.terminal_meters(terminals)
+            first.append(time.perf_counter() - at)
+            at = time.perf_counter()
+            await running.terminal_meters(terminals)
+            again.append(time.perf_counter() - at)
+        rows = running.rows_folded
+    finally:
+        await store.close()
+    return {
+        "ledger_rows": rows,
+        "full_reading_ms": round(1000 * min(full), 1),
+        "running_first_read_ms": round(1000 * min(first), 1),
+        "running_read_nothing_new_ms": round(1000 * min(again), 2),
+        "full_over_running_read": round(min(full) / min(again), 1),
     }
 
 
@@ -275,11 +319,36 @@ async def main() -> None:
             decided = [pair for result in bots.get() for pair in result]
     finally:
         server.terminate()
-        server.wait(10)
+        server.wait(60)  # serve drains its tables between rounds first (30 s at most)
+    reads = await meter_reads(db, [f"EWT-{index:04d}" for index in range(sas_count)])
     steady = [(sent, took) for sent, took in decided if begin <= sent < begin + args.seconds]
     off = [took for sent, took in steady if not on_window(sent, begin, args.window)]
     on = [took for sent, took in steady if on_window(sent, begin, args.window)]
     off_s, on_s = summary(off), summary(on)
+    general = polled["general"]
+    windows = []
+    for index in range(int(args.seconds // args.window)):
+        low, high = begin + index * args.window, begin + (index + 1) * args.window
+
+        def inside(at: float, low: float = low, high: float = high) -> bool:
+            return low <= at < high
+
+        polls = summary([took for at, took in general if inside(at)])
+        windows.append(
+            {
+                "window": index + 1,
+                "sas": "on" if index % 2 else "off",
+                "polls": polls["n"],
+                "poll_p50_ms": polls["p50_ms"],
+                "poll_p99_ms": polls["p99_ms"],
+                "unanswered": sum(1 for at, _ in polled["unanswered"] if inside(at)),
+                **{
+                    f"floor_{key}": value
+                    for key, value in summary([t for at, t in steady if inside(at)]).items()
+                    if key != "max_ms"
+                },
+            }
+        )
     report = {
         "tables": args.tables,
         "terminals_per_table": args.terminals,
@@ -288,9 +357,14 @@ async def main() -> None:
         "meter_seconds": args.meter_seconds,
         "seconds": args.seconds,
         "window_s": args.window,
-        "sas_general_poll": summary(polled["general"]),
-        "sas_meter_poll": summary(polled["meters"]),
+        "sas_general_poll": summary([took for _, took in general]),
+        "sas_meter_poll": summary([took for _, took in polled["meters"]]),
+        "sas_unanswered": len(polled["unanswered"]),
+        "sas_late_polls": sum(
+            1 for _, took in [*general, *polled["meters"]] if 1000 * took > REPLY_WINDOW_MS
+        ),
         "sas_errors": polled["errors"],
+        "meter_reads": reads,
         "reply_window_ms": REPLY_WINDOW_MS,
         "floor_sas_off": off_s,
         "floor_sas_on": on_s,
@@ -304,11 +378,21 @@ async def main() -> None:
             round(on_s["p99_ms"] / off_s["p99_ms"], 2) if off and on and off_s["p99_ms"] else None
         ),
     }
+    report["windows"] = windows
+    report["load_average_1min"] = round(os.getloadavg()[0], 1)
     if args.json:
         print(json.dumps(report, indent=2))
         return
     for key, value in report.items():
-        print(f"{key:>24}: {value}")
+        if key != "windows":
+            print(f"{key:>24}: {value}")
+    print("window  sas  polls  poll p50  poll p99  unanswered  floor n  floor p50  floor p99")
+    for row in windows:
+        print(
+            f"{row['window']:>6}  {row['sas']:>3}  {row['polls']:>5}  {row['poll_p50_ms']!s:>8}"
+            f"  {row['poll_p99_ms']!s:>8}  {row['unanswered']:>10}  {row['floor_n']:>7}"
+            f"  {row['floor_p50_ms']!s:>9}  {row['floor_p99_ms']!s:>9}"
+        )
 
 
 if __name__ == "__main__":

@@ -591,3 +591,37 @@ def test_605a5c_a_rogue_host_cannot_pay_a_floor_voucher_or_another_amount(
     cat = kit.session(client, "cat", "EWT-3", "A1")
     paid = client.post("/api/floor/voucher-in", json={"code": own["validation_code"]}, headers=cat)
     assert paid.is_success, paid.text
+
+
+def test_605a5a_polls_and_meter_reads_are_answered_while_the_event_loop_is_busy(
+    make_client: Any, kit: Any
+) -> None:
+    """Each line answers in a thread of its own: a general poll and a meter long poll get
+    their answer (meters equal to the floor's) while the floor's event loop is held; a
+    disable, an effect, waits for the loop."""
+    client = make_client()
+    activity(client, kit)
+    link = start_link(client, ("EWT-1", 1), meter_seconds=60.0, meter_wait=0.0)
+    expected = floor_meters(client, kit, "EWT-1")
+    held = threading.Event()
+
+    async def hold_the_loop() -> None:
+        held.set()
+        time.sleep(1.5)  # the point: the event loop does nothing else meanwhile
+
+    with SasHost(endpoint(link), timeout=3.0) as host:
+        assert host.general_poll(1) == 0x17  # power applied
+        blocker = threading.Thread(target=client.portal.call, args=(hold_the_loop,))
+        blocker.start()
+        assert held.wait(5)
+        started = time.monotonic()
+        assert host.general_poll(1) == 0x00
+        meters = host.meters(1, [0x00, 0x01, 0x05])
+        answered = time.monotonic() - started
+        disable_sent = time.monotonic()
+        assert host.long_poll(1, 0x01) == b"\x01"  # ACK, once the loop is free
+        disabled_after = time.monotonic() - disable_sent
+        blocker.join()
+    assert answered < 1.0, answered
+    assert answered + disabled_after >= 1.0  # the disable waited for the loop
+    assert meters == {0x00: expected["coin_in"], 0x01: expected["coin_out"], 0x05: 1}

@@ -22,7 +22,7 @@ from tablejack.server.links.sas.framing import (
     from_bcd,
     with_crc,
 )
-from tablejack.server.links.sas.machine import GamingMachine
+from tablejack.server.links.sas.machine import READ_NOW, GamingMachine
 from tablejack.server.links.sas.transport import MarkDecoder
 
 KERMIT = CRC16K().compute
@@ -150,7 +150,19 @@ class _Backend:
         self.coin_in = 12_345
 
     async def meters(self) -> Mapping[str, Any]:
-        return {"coin_in": self.coin_in, "coin_out": 10_000, "games_played": 7, "games_won": 3}
+        return self.meters_now()
+
+    def meters_now(self) -> Mapping[str, Any]:
+        return {
+            "coin_in": self.coin_in,
+            "coin_out": 10_000,
+            "games_played": 7,
+            "games_won": 3,
+            "bills_in": 12_000,
+            "cancelled_credits": 500,
+            "vouchers_out": 3000,
+            "bills": {2000: 1, 10000: 1},
+        }
 
     async def set_enabled(self, enabled: bool) -> bool:
         self.enabled.append(enabled)
@@ -221,3 +233,34 @@ def test_605a5a_exception_queue_overflow_is_reported_and_priority_ones_kept() ->
     codes = [machine.next_exception() for _ in range(40)]
     assert codes[:2] == [0x51, 0x70]
     assert codes.count(0x7E) == 32
+
+
+@settings(max_examples=300)
+@given(
+    st.sampled_from(sorted(READ_NOW)),
+    st.binary(max_size=12),
+    st.integers(min_value=0, max_value=10**9),
+)
+def test_605a5a_a_read_answered_in_the_lines_thread_is_the_answer_of_the_event_loop(
+    command: int, data: bytes, handpay: int
+) -> None:
+    """Long polls that only read are answered at once from the line's thread
+    (``answer_now``): byte for byte what the event loop's ``answer`` gives, for any data."""
+    length = bytes([len(data)]) if command in VARIABLE else b""
+    body = bytes([3, command]) + length + data
+    message = Message(3, command, with_crc(body))
+    first, second = GamingMachine("T1", 3, _Backend()), GamingMachine("T1", 3, _Backend())
+    first.handpay = second.handpay = handpay
+    handled, now = first.answer_now(message, 2.0)
+    assert handled
+    assert now == asyncio.run(second.answer(message, 2.0))
+    assert first.polls == second.polls == 1 and first.last_poll == 2.0
+
+
+def test_605a5a_effects_and_tickets_are_left_to_the_event_loop() -> None:
+    machine = GamingMachine("T1", 1, _Backend())
+    machine.report("door_open")
+    assert machine.answer_now(Message(1, None), 1.0) == (True, b"\x11")
+    for command in (0x01, 0x02, 0x21, 0x4D, 0x57, 0x58, 0x70, 0x71, 0x94):
+        assert machine.answer_now(Message(1, command, bytes([1, command])), 1.0) == (False, None)
+    assert machine.polls == 1  # only the general poll was answered

@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tablejack.store.db import EventIn, Store, now_us
 from tablejack.store.floor_models import CLEARS, SNAPSHOTS, TERMINALS
@@ -45,14 +46,19 @@ from tablejack.store.vouchers import FloorRefusedError, floor_settings
 
 __all__ = [
     "COUNTERS",
+    "LEDGER_COLUMNS",
     "METER_RULE",
+    "Fold",
     "clear_meters",
+    "completed_games",
     "day_bounds",
     "day_readings",
     "displayed_meters",
     "ensure_snapshots",
     "gaming_day_of",
+    "lookups",
     "readings",
+    "tables_of_terminals",
     "win_report",
 ]
 
@@ -119,6 +125,179 @@ def _finish(meter: dict[str, Any]) -> dict[str, Any]:
     return meter
 
 
+class Fold:
+    """Meter readings folded from ledger rows and completed rounds, as they are given: the one
+    fold behind :func:`readings` (the whole ledger at once) and
+    :class:`tablejack.store.meters_running.RunningMeters` (the rows new since its last read),
+    so the two can never disagree. A completed round is counted once, however often it is
+    given."""
+
+    def __init__(self) -> None:
+        self.out: dict[str, dict[str, dict[str, Any]]] = {scope: {} for scope in SCOPES}
+        self.counted: set[str] = set()
+        """The rounds already counted in ``games_played``."""
+
+    def _meters_of(self, terminal: str, table: str) -> list[dict[str, Any]]:
+        found = [self.out["floor"].setdefault("floor", _empty())]
+        if terminal:
+            found.append(self.out["terminal"].setdefault(terminal, _empty()))
+        if table:
+            found.append(self.out["table"].setdefault(table, _empty()))
+        return found
+
+    def _add(
+        self,
+        terminal: str,
+        table: str,
+        counter: str | None,
+        amount: int,
+        kind: str = "",
+        drop: int = 0,
+        win: int = 0,
+    ) -> None:
+        for meter in self._meters_of(terminal, table):
+            if counter is not None:
+                meter[counter] += amount
+            if kind:
+                entry = meter["wager_kinds"].setdefault(kind, {"drop": 0, "win": 0})
+                entry["drop"] += drop
+                entry["win"] += win
+
+    def ledger(
+        self,
+        rows: Iterable[Sequence[Any]],
+        played: Mapping[tuple[str, str], str],
+        owners: Mapping[tuple[str, int], str],
+        tables_of: Mapping[str, str],
+    ) -> None:
+        """Fold ledger rows ``(from, to, amount, kind, round_id, memo, wager_id)``;
+        ``played``: the EWT of each (round, player) who wagered (:func:`lookups`),
+        ``owners``: the player of each (round, wager id), ``tables_of``: each EWT's table."""
+        add = self._add
+        for source, target, raw_amount, row_kind, round_id, memo, wager_id in rows:
+            amount, kind = int(raw_amount), str(row_kind)
+            wager_kind = (memo or "").split(" ", 1)[0] or "unclassified"
+            if kind == "tip" and target.startswith("tips:"):  # not a wager: no drop, no win
+                terminal = (round_id or "")[5:] if (round_id or "").startswith("acct:") else ""
+                add(terminal, target[5:], "tips", amount)
+                add(terminal, target[5:], "tips_count", 1)
+                continue
+            if kind in _COUNTER_OF_KIND:
+                terminal = (round_id or "")[5:] if (round_id or "").startswith("acct:") else ""
+                add(terminal, tables_of.get(terminal, ""), _COUNTER_OF_KIND[kind], amount)
+                continue
+            if kind == "settle":  # rows written before the ledger named returned/lost/winnings
+                wager_kind = "unclassified"
+                if source.startswith("escrow:"):
+                    kind = "lost" if target.startswith("house:") else "returned"
+                elif source.startswith("house:"):
+                    kind = "winnings"
+            if kind == "wager" and target.startswith("escrow:"):
+                where = played.get((round_id, source), "")
+                add(where, target[7:], "coin_in", amount, wager_kind, drop=amount)
+            elif kind == "refund" and source.startswith("escrow:"):
+                where = played.get((round_id, target), "")
+                add(where, source[7:], "voided", amount, wager_kind, drop=-amount)
+            elif kind == "returned" and source.startswith("escrow:"):
+                add(played.get((round_id, target), ""), source[7:], "coin_out", amount)
+            elif kind == "lost" and source.startswith("escrow:"):
+                player = owners.get((round_id, wager_id), "")
+                where = played.get((round_id, player), "")
+                add(where, source[7:], None, 0, wager_kind, win=amount)
+            elif kind == "winnings" and source.startswith("house:"):
+                where = played.get((round_id, target), "")
+                add(where, source[6:], "coin_out", amount, wager_kind, win=-amount)
+
+    def games(self, rows: Iterable[Sequence[Any]]) -> None:
+        """Fold completed rounds ``(round_id, terminal, table)`` (one row per EWT that wagered
+        in the round); a round already counted is skipped."""
+        rounds: dict[str, tuple[str, list[str]]] = {}
+        for round_id, terminal, table in rows:
+            if round_id not in self.counted:
+                rounds.setdefault(round_id, (table, []))[1].append(terminal)
+        for round_id, (table, where) in rounds.items():
+            self.counted.add(round_id)
+            for terminal in set(where):
+                if terminal:
+                    self.out["terminal"].setdefault(terminal, _empty())["games_played"] += 1
+            self.out["table"].setdefault(table, _empty())["games_played"] += 1
+            self.out["floor"].setdefault("floor", _empty())["games_played"] += 1
+
+    def result(self, scope: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:
+        """The readings so far (a copy, with drop, win and hold): every scope, or one."""
+        chosen = SCOPES if scope is None else (scope,)
+        out: dict[str, dict[str, dict[str, Any]]] = {name: {} for name in SCOPES}
+        for name in chosen:
+            for key, meter in self.out[name].items():
+                copied = {**meter, "wager_kinds": {}}
+                for kind, entry in meter["wager_kinds"].items():
+                    copied["wager_kinds"][kind] = dict(entry)
+                out[name][key] = _finish(copied)
+        if "floor" in chosen:
+            out["floor"].setdefault("floor", _finish(_empty()))
+        return out
+
+
+def _chunks(values: Collection[str], size: int = 500) -> Iterator[list[str]]:
+    ordered = sorted(values)
+    for index in range(0, len(ordered), size):
+        yield ordered[index : index + size]
+
+
+async def lookups(
+    connection: AsyncConnection, round_ids: Collection[str] | None = None
+) -> tuple[dict[tuple[str, str], str], dict[tuple[str, int], str]]:
+    """What :meth:`Fold.ledger` needs of the rounds ``round_ids`` (None: every round): the EWT
+    from which each player wagered in each round, and the player of each wager."""
+    where_played = (
+        select(EVENTS.c.round_id, EVENTS.c.actor, func.min(EVENTS.c.terminal))
+        .where(EVENTS.c.kind == "wager")
+        .group_by(EVENTS.c.round_id, EVENTS.c.actor)
+    )
+    wagers = select(LEDGER.c.round_id, LEDGER.c.wager_id, LEDGER.c.from_account).where(
+        LEDGER.c.kind == "wager"
+    )
+    played: dict[tuple[str, str], str] = {}
+    owners: dict[tuple[str, int], str] = {}
+    chunks = [None] if round_ids is None else list(_chunks(round_ids))
+    for chunk in chunks:
+        p, w = where_played, wagers
+        if chunk is not None:
+            p = p.where(EVENTS.c.round_id.in_(chunk))
+            w = w.where(LEDGER.c.round_id.in_(chunk))
+        played.update({(r[0], r[1]): r[2] for r in (await connection.execute(p)).all()})
+        owners.update({(r[0], r[1]): r[2] for r in (await connection.execute(w)).all()})
+    return played, owners
+
+
+async def tables_of_terminals(connection: AsyncConnection) -> dict[str, str]:
+    """Each EWT's table, as registered."""
+    rows = (await connection.execute(select(TERMINALS.c.id, TERMINALS.c.table_id))).all()
+    return {r[0]: r[1] for r in rows}
+
+
+LEDGER_COLUMNS = (
+    LEDGER.c.from_account,
+    LEDGER.c.to_account,
+    LEDGER.c.amount,
+    LEDGER.c.kind,
+    LEDGER.c.round_id,
+    LEDGER.c.memo,
+    LEDGER.c.wager_id,
+)
+"""The ledger columns :meth:`Fold.ledger` takes, in its order."""
+
+
+def completed_games() -> Select[str, str, str]:
+    """The completed rounds :meth:`Fold.games` takes: one row per EWT that wagered in each."""
+    return (
+        select(EVENTS.c.round_id, EVENTS.c.terminal, ROUNDS.c.table_id)
+        .join(ROUNDS, ROUNDS.c.id == EVENTS.c.round_id)
+        .where((EVENTS.c.kind == "wager") & (ROUNDS.c.status == "complete"))
+        .distinct()
+    )
+
+
 async def readings(
     store: Store,
     *,
@@ -129,21 +308,8 @@ async def readings(
     """Meter readings from the ledger rows (and completed rounds) in ``[since_us, until_us)``
     and up to ledger row ``until_ledger_id``: ``{"terminal": {id: meters}, "table": {…},
     "floor": {"floor": meters}}``."""
-    ledger = select(
-        LEDGER.c.from_account,
-        LEDGER.c.to_account,
-        LEDGER.c.amount,
-        LEDGER.c.kind,
-        LEDGER.c.round_id,
-        LEDGER.c.memo,
-        LEDGER.c.wager_id,
-    )
-    games = (
-        select(EVENTS.c.round_id, EVENTS.c.terminal, ROUNDS.c.table_id)
-        .join(ROUNDS, ROUNDS.c.id == EVENTS.c.round_id)
-        .where((EVENTS.c.kind == "wager") & (ROUNDS.c.status == "complete"))
-        .distinct()
-    )
+    ledger = select(*LEDGER_COLUMNS)
+    games = completed_games()
     if since_us is not None:
         ledger = ledger.where(LEDGER.c.at_us >= since_us)
         games = games.where(ROUNDS.c.closed_us >= since_us)
@@ -152,120 +318,15 @@ async def readings(
         games = games.where(ROUNDS.c.closed_us < until_us)
     if until_ledger_id is not None:
         ledger = ledger.where(LEDGER.c.id <= until_ledger_id)
-    where_played = (
-        select(EVENTS.c.round_id, EVENTS.c.actor, func.min(EVENTS.c.terminal))
-        .where(EVENTS.c.kind == "wager")
-        .group_by(EVENTS.c.round_id, EVENTS.c.actor)
-    )
     async with store.engine.connect() as connection:
         rows = (await connection.execute(ledger)).all()
-        played = {(r[0], r[1]): r[2] for r in (await connection.execute(where_played)).all()}
-        owners = {
-            (r[0], r[1]): r[2]
-            for r in (
-                await connection.execute(
-                    select(LEDGER.c.round_id, LEDGER.c.wager_id, LEDGER.c.from_account).where(
-                        LEDGER.c.kind == "wager"
-                    )
-                )
-            ).all()
-        }
-        tables_of = {
-            r[0]: r[1]
-            for r in (await connection.execute(select(TERMINALS.c.id, TERMINALS.c.table_id))).all()
-        }
+        played, owners = await lookups(connection)
+        tables_of = await tables_of_terminals(connection)
         game_rows = (await connection.execute(games)).all()
-    out: dict[str, dict[str, dict[str, Any]]] = {scope: {} for scope in SCOPES}
-
-    def meters_of(terminal: str, table: str) -> list[dict[str, Any]]:
-        found = [out["floor"].setdefault("floor", _empty())]
-        if terminal:
-            found.append(out["terminal"].setdefault(terminal, _empty()))
-        if table:
-            found.append(out["table"].setdefault(table, _empty()))
-        return found
-
-    def add(
-        terminal: str,
-        table: str,
-        counter: str | None,
-        amount: int,
-        kind: str = "",
-        drop: int = 0,
-        win: int = 0,
-    ) -> None:
-        for meter in meters_of(terminal, table):
-            if counter is not None:
-                meter[counter] += amount
-            if kind:
-                entry = meter["wager_kinds"].setdefault(kind, {"drop": 0, "win": 0})
-                entry["drop"] += drop
-                entry["win"] += win
-
-    for source, target, raw_amount, row_kind, round_id, memo, wager_id in rows:
-        amount, kind = int(raw_amount), str(row_kind)
-        wager_kind = (memo or "").split(" ", 1)[0] or "unclassified"
-        if kind == "tip" and target.startswith("tips:"):  # not a wager: no drop, no win
-            terminal = (round_id or "")[5:] if (round_id or "").startswith("acct:") else ""
-            add(terminal, target[5:], "tips", amount)
-            add(terminal, target[5:], "tips_count", 1)
-            continue
-        if kind in _COUNTER_OF_KIND:
-            terminal = (round_id or "")[5:] if (round_id or "").startswith("acct:") else ""
-            add(terminal, tables_of.get(terminal, ""), _COUNTER_OF_KIND[kind], amount)
-            continue
-        if kind == "settle":  # rows written before the ledger named returned/lost/winnings
-            wager_kind = "unclassified"
-            if source.startswith("escrow:"):
-                kind = "lost" if target.startswith("house:") else "returned"
-            elif source.startswith("house:"):
-                kind = "winnings"
-        if kind == "wager" and target.startswith("escrow:"):
-            table = target[7:]
-            add(
-                played.get((round_id, source), ""),
-                table,
-                "coin_in",
-                amount,
-                wager_kind,
-                drop=amount,
-            )
-        elif kind == "refund" and source.startswith("escrow:"):
-            table = source[7:]
-            add(
-                played.get((round_id, target), ""),
-                table,
-                "voided",
-                amount,
-                wager_kind,
-                drop=-amount,
-            )
-        elif kind == "returned" and source.startswith("escrow:"):
-            add(played.get((round_id, target), ""), source[7:], "coin_out", amount)
-        elif kind == "lost" and source.startswith("escrow:"):
-            player = owners.get((round_id, wager_id), "")
-            add(played.get((round_id, player), ""), source[7:], None, 0, wager_kind, win=amount)
-        elif kind == "winnings" and source.startswith("house:"):
-            add(
-                played.get((round_id, target), ""),
-                source[6:],
-                "coin_out",
-                amount,
-                wager_kind,
-                win=-amount,
-            )
-    per_table: dict[str, set[str]] = {}
-    for round_id, terminal, table in game_rows:
-        if terminal:
-            out["terminal"].setdefault(terminal, _empty())["games_played"] += 1
-        per_table.setdefault(table, set()).add(round_id)
-    for table, rounds in per_table.items():
-        out["table"].setdefault(table, _empty())["games_played"] = len(rounds)
-    out["floor"].setdefault("floor", _empty())["games_played"] = len({r[0] for r in game_rows})
-    for scope in out.values():
-        for meter in scope.values():
-            _finish(meter)
-    return out
+    fold = Fold()
+    fold.ledger(rows, played, owners, tables_of)
+    fold.games(game_rows)
+    return fold.result()
 
 
 def _minus(lifetime: Mapping[str, Any], base: Mapping[str, Any]) -> dict[str, Any]:

@@ -4,9 +4,11 @@ floor's duties behind it:
 
 * **meters** — the terminal's lifetime readings of :func:`tablejack.store.meters_report.readings`
   (the same the floor's ``/api/floor/meters`` shows as ``lifetime``) and the counts of
-  :func:`tablejack.store.links.terminal_counts`; one snapshot for every machine, read at most
-  every :attr:`SasLink.meter_seconds` in the background, so a meter long poll is answered
-  without waiting for the database;
+  :func:`tablejack.store.links.terminal_counts`, kept as running sums
+  (:class:`tablejack.store.meters_running.RunningMeters`: each read folds only the ledger rows
+  new since the last); one snapshot for every machine, refreshed in the background before it
+  is :attr:`SasLink.meter_seconds` old, so a meter long poll is answered from the line's own
+  thread without waiting for the database or the event loop;
 * **enable and disable** — long polls 01 and 02 lock the terminal with the ``host_disabled``
   tilt, and lift only that tilt (:func:`tablejack.store.links.clear_link_lock`);
 * **events** — tilts (door open and closed, any other tilt), games started and ended at the
@@ -20,6 +22,7 @@ floor's duties behind it:
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import time
@@ -32,9 +35,10 @@ from tablejack.server.links.interface import Decision, Link, LinkRefusedError
 from tablejack.server.links.sas.framing import Message, crc16
 from tablejack.server.links.sas.machine import GamingMachine, HostRefusedError
 from tablejack.server.links.sas.transport import SerialLine, TcpLine, parse_endpoint
-from tablejack.store import Store, meters_report
+from tablejack.store import Store
 from tablejack.store import links as store_links
 from tablejack.store import protections as store_protections
+from tablejack.store.meters_running import RunningMeters
 from tablejack.store.vouchers import FloorRefusedError, floor_settings, terminals
 
 __all__ = ["LINK_DOWN_SECONDS", "SasLink", "SasTerminal", "parse_spec"]
@@ -44,9 +48,11 @@ log = logging.getLogger("tablejack.sas")
 LINK_DOWN_SECONDS = 5.0
 """SAS: a gaming machine not polled for five seconds has lost its host."""
 HOST_SECONDS = 10.0
-METER_SECONDS = 5.0
-"""The meters' snapshot is read again when a meter long poll finds it older than this."""
 """How long a cash-out or a ticket waits for the host."""
+METER_SECONDS = 5.0
+"""A meters snapshot older than this is stale: a meter long poll then asks for a new one (and
+waits for it up to :attr:`SasLink.meter_wait`); the link refreshes it in the background at
+half this age, so it rarely is."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,10 +87,10 @@ def parse_spec(spec: str) -> SasTerminal:
 
 
 class _MeterReader:
-    """Reads the meters in a process of its own, with its own connection to the database:
-    the readings are a sum over the whole ledger, and their Python work — in this process,
-    even in a thread — would hold the floor's event loop (its tables, its sockets) for as
-    long."""
+    """Reads the meters in a process of its own, with its own connection to the database and
+    its own running meters (:class:`~tablejack.store.meters_running.RunningMeters`, kept from
+    one read to the next): the first read folds the whole ledger, and that Python work — in
+    this process, even in a thread — would hold the floor's event loop for as long."""
 
     def __init__(self, url: str) -> None:
         import multiprocessing
@@ -101,24 +107,21 @@ class _MeterReader:
         await asyncio.to_thread(self.pool.shutdown, True, cancel_futures=True)
 
 
+_IN_PROCESS: dict[str, Any] = {}
+"""The reader process's event loop and running meters, kept between reads."""
+
+
 def _read_in_process(url: str, terminals: list[str]) -> dict[str, dict[str, Any]]:
     """The meters, read in the reader's process."""
-
-    async def read() -> dict[str, dict[str, Any]]:
-        store = await Store.open(url, migrate=False, pool_size=1)
-        try:
-            return await _read_meters(store, terminals)
-        finally:
-            await store.close()
-
-    return asyncio.run(read())
-
-
-async def _read_meters(store: Store, terminals: list[str]) -> dict[str, dict[str, Any]]:
-    """Every terminal's lifetime meters: the floor's readings and the link's counts."""
-    readings = (await meters_report.readings(store))["terminal"]
-    counts = await store_links.terminal_counts(store)
-    return {t: {**readings.get(t, {}), **counts.get(t, {})} for t in terminals}
+    loop = _IN_PROCESS.get("loop")
+    if loop is None:
+        loop = _IN_PROCESS["loop"] = asyncio.new_event_loop()
+    running = _IN_PROCESS.get(url)
+    if running is None:
+        store = loop.run_until_complete(Store.open(url, migrate=False, pool_size=1))
+        running = _IN_PROCESS[url] = RunningMeters(store)
+    result: dict[str, dict[str, Any]] = loop.run_until_complete(running.terminal_meters(terminals))
+    return result
 
 
 class _Backend:
@@ -129,6 +132,9 @@ class _Backend:
 
     async def meters(self) -> Mapping[str, Any]:
         return await self.link.meters(self.terminal)
+
+    def meters_now(self) -> Mapping[str, Any] | None:
+        return self.link.meters_now(self.terminal)
 
     async def set_enabled(self, enabled: bool) -> bool:
         return await self.link.set_enabled(self.terminal, enabled)
@@ -180,6 +186,11 @@ class SasLink(Link):
         self.floor: Floor | None = None
         self.snapshot: dict[str, dict[str, Any]] | None = None
         self.snapshot_at = float("-inf")
+        self.running: RunningMeters | None = None
+        self.credits: dict[str, int] = {}
+        """The credits of the player signed in at each terminal (read in the event loop, for
+        the lines' threads)."""
+        self.loop: asyncio.AbstractEventLoop | None = None
         self._refresh: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
         self._down: dict[str, bool] = {}
@@ -197,6 +208,9 @@ class SasLink(Link):
         """Open every endpoint (``fds``: an endpoint already open, by name — a
         pseudo-terminal's master side in tests) and start the link's duties."""
         self.floor = floor
+        self.loop = asyncio.get_running_loop()
+        if self.reader is None:
+            self.running = RunningMeters(floor.store)
         by_endpoint: dict[str, dict[int, GamingMachine]] = {}
         for entry in self.config:
             machine = GamingMachine(
@@ -206,24 +220,22 @@ class SasLink(Link):
             self.machines[entry.terminal] = machine
             by_endpoint.setdefault(entry.endpoint, {})[entry.address] = machine
             machine.report("power_applied")
+        await self.refresh_meters()  # the first snapshot, before any host is answered
         for endpoint, machines in by_endpoint.items():
-            respond, quick = self._responder(machines)
+            respond, now = self._responder(machines)
             line: TcpLine | SerialLine
             if fds is not None and endpoint in fds:
-                line = SerialLine(None, respond, quick, fd=fds[endpoint])
+                line = SerialLine(None, respond, now, fd=fds[endpoint])
             else:
                 kind, where = parse_endpoint(endpoint)
                 if kind == "tcp":
-                    line = TcpLine(where[0], where[1], respond, quick)
+                    line = TcpLine(where[0], where[1], respond, now)
                 else:
-                    line = SerialLine(where, respond, quick)
+                    line = SerialLine(where, respond, now)
             await line.start()
             self.lines.append(line)
         await self._load_state()
-        loop = asyncio.get_running_loop()
-        if self.reader is not None:  # the reader's process starts now, not at the first poll
-            self._refresh = loop.create_task(self.refresh_meters())
-        self._watch = loop.create_task(self._watching())
+        self._watch = asyncio.get_running_loop().create_task(self._watching())
 
     def _responder(self, machines: dict[int, GamingMachine]) -> tuple[Any, Any]:
         async def respond(message: Message) -> bytes | None:
@@ -232,11 +244,13 @@ class SasLink(Link):
                 return None  # another machine's message on a shared line
             return await machine.answer(message, time.monotonic())
 
-        def quick(message: Message) -> bytes | None:
+        def now(message: Message) -> tuple[bool, bytes | None]:  # in the line's thread
             machine = machines.get(message.address)
-            return None if machine is None else machine.general_poll(time.monotonic())
+            if machine is None:
+                return True, None  # another machine's message on a shared line
+            return machine.answer_now(message, time.monotonic())
 
-        return respond, quick
+        return respond, now
 
     async def stop(self) -> None:
         for task in (self._watch, self._refresh):
@@ -303,33 +317,54 @@ class SasLink(Link):
         return self.floor.now_us() if self.floor is not None else int(time.time() * 1e6)
 
     async def meters(self, terminal: str) -> Mapping[str, Any]:
-        """``terminal``'s meters, with the credits of the player signed in at it. A snapshot
-        older than :attr:`meter_seconds` is read again (one read for every machine); the
-        answer waits for it up to :attr:`meter_wait` seconds, then uses the snapshot it has
-        (the long poll is answered in SAS's reply window; the next one has the new
-        readings). The first snapshot is always waited for."""
+        """``terminal``'s meters, with the credits of the player signed in at it (in the event
+        loop). A snapshot older than :attr:`meter_seconds` is read again (one read for every
+        machine); the answer waits for it up to :attr:`meter_wait` seconds, then uses the
+        snapshot it has (the long poll is answered in SAS's reply window; the next one has
+        the new readings)."""
         if time.monotonic() - self.snapshot_at > self.meter_seconds:
-            if self._refresh is None or self._refresh.done():
-                self._refresh = asyncio.get_running_loop().create_task(self.refresh_meters())
-            if self.snapshot is None:
-                await asyncio.shield(self._refresh)
-            else:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(self._refresh), self.meter_wait)
-        assert self.snapshot is not None
-        meters = dict(self.snapshot.get(terminal, {}))
-        meters["current_credits"] = self._credits(terminal)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._refreshing()), self.meter_wait)
+        return self._snapshot_of(terminal)
+
+    def meters_now(self, terminal: str) -> Mapping[str, Any] | None:
+        """:meth:`meters`, from a line's thread: a stale snapshot is refreshed in the event
+        loop, waited for up to :attr:`meter_wait` (the background refresh keeps it fresh, so
+        this is rare)."""
+        loop = self.loop
+        if loop is None or self.snapshot is None:
+            return None
+        if time.monotonic() - self.snapshot_at > self.meter_seconds:
+            future = asyncio.run_coroutine_threadsafe(self._refreshing(), loop)
+            with contextlib.suppress(concurrent.futures.TimeoutError):
+                future.result(self.meter_wait)
+        return self._snapshot_of(terminal)
+
+    def _snapshot_of(self, terminal: str) -> dict[str, Any]:
+        snapshot = self.snapshot
+        assert snapshot is not None
+        meters = dict(snapshot.get(terminal, {}))
+        meters["current_credits"] = self.credits.get(terminal, 0)
         return meters
 
+    async def _refreshing(self) -> None:
+        """Wait for the refresh under way, or start one."""
+        if self._refresh is None or self._refresh.done():
+            self._refresh = asyncio.get_running_loop().create_task(self.refresh_meters())
+        await asyncio.shield(self._refresh)
+
     async def refresh_meters(self) -> None:
-        """Read every terminal's meters now (the floor's readings and the link's counts)."""
+        """Read every terminal's meters now (the floor's readings and the link's counts, the
+        new ledger rows folded into the running sums), and the credits at each terminal."""
         assert self.floor is not None
         at = time.monotonic()
         terminals = list(self.machines)
+        self.credits = {terminal: self._credits(terminal) for terminal in terminals}
         if self.reader is not None:
             snapshot = await self.reader.read(terminals)
         else:
-            snapshot = await _read_meters(self.floor.store, terminals)
+            assert self.running is not None
+            snapshot = await self.running.terminal_meters(terminals)
         self.snapshot, self.snapshot_at = snapshot, at
 
     def _credits(self, terminal: str) -> int:
@@ -391,6 +426,10 @@ class SasLink(Link):
             await asyncio.sleep(0.2)
             tick += 1
             try:
+                self.credits = {terminal: self._credits(terminal) for terminal in self.machines}
+                stale = time.monotonic() - self.snapshot_at > self.meter_seconds / 2
+                if stale and (self._refresh is None or self._refresh.done()):
+                    self._refresh = asyncio.get_running_loop().create_task(self.refresh_meters())
                 self._games_step()
                 if tick % 5 == 0:
                     await self._locks_step()

@@ -16,7 +16,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from tablejack.server.links.sas.events import EXCEPTIONS, PRIORITY, ExceptionQueue
 from tablejack.server.links.sas.framing import Message, bcd, from_bcd, with_crc
+from tablejack.server.links.sas.meters import METER_CODES, METER_POLLS, meter_poll, meter_value
 
 __all__ = [
     "CASHOUT_NOT_WAITING",
@@ -30,143 +32,18 @@ __all__ = [
     "meter_value",
 ]
 
+READ_NOW = frozenset({*METER_POLLS, 0x1B, 0x1F, 0x54, 0x7E})
+"""Long polls :meth:`GamingMachine.answer_now` answers at once, from the machine's own state
+and a meters snapshot: they only read."""
+
 SAS_VERSION = b"602"
-
-EXCEPTIONS: dict[str, int] = {
-    "door_open": 0x11,  # slot door was opened
-    "door_closed": 0x12,  # slot door was closed
-    "power_applied": 0x17,  # AC power was applied to the gaming machine
-    "power_lost": 0x18,  # AC power was lost from the gaming machine
-    "tilt": 0x20,  # general tilt
-    "bill_accepted": 0x4F,  # bill accepted (non-real-time event reporting)
-    "ticket_printed": 0x3D,  # a cash out ticket has been printed
-    "handpay_validated": 0x3E,  # a handpay has been validated
-    "handpay_pending": 0x51,  # handpay is pending
-    "handpay_reset": 0x52,  # handpay was reset
-    "validation_request": 0x57,  # system validation request
-    "printer_error": 0x60,  # printer communication error
-    "ticket_inserted": 0x67,  # ticket has been inserted
-    "ticket_complete": 0x68,  # ticket transfer complete
-    "buffer_overflow": 0x70,  # exception buffer overflow
-    "game_start": 0x7E,  # game has started
-    "game_end": 0x7F,  # game has ended
-    "disabled": 0x86,  # gaming machine is out of service (by attendant)
-}
-"""The significant events a terminal reports, and their SAS exception codes."""
-
-PRIORITY = frozenset({0x3D, 0x3E, 0x51, 0x52, 0x57, 0x67, 0x68})
-"""Priority exceptions: reported before the others, and never lost to an overflow."""
 
 EFFECTS = frozenset({0x01, 0x02, 0x0E, 0x4C, 0x4D, 0x58, 0x71, 0x7F, 0x94})
 """Long polls that change something (a lock, a validation number, a redemption, a record
 read): a retry with the same bytes is answered again without doing it twice. (``71`` with
 transfer code ``FF`` and ``4D`` with function ``FF`` only read.)"""
 
-QUEUE_SIZE = 32
-"""Exceptions kept for the host (SAS asks for at least 20); one more drops the oldest and
-reports 0x70 (exception buffer overflow)."""
-
 CASHOUT_NOT_WAITING = 0x80
-
-METER_CODES: dict[int, tuple[str, int]] = {
-    0x00: ("coin_in", 4),  # total coin in (credits)
-    0x01: ("coin_out", 4),  # total coin out
-    0x02: ("jackpots", 4),  # total jackpot (attendant-paid jackpots)
-    0x03: ("cancelled_credits", 4),  # total hand-paid cancelled credits
-    0x04: ("all_cancelled", 4),  # total cancelled credits (hand paid and ticketed)
-    0x05: ("games_played", 4),
-    0x06: ("games_won", 4),
-    0x07: ("games_lost", 4),
-    0x0B: ("bills_in", 4),  # total credits from bills accepted
-    0x0C: ("current_credits", 4),
-    0x0D: ("vouchers_in", 5),  # total SAS cashable ticket in (cents)
-    0x0E: ("vouchers_out", 5),  # total SAS cashable ticket out (cents)
-    0x11: ("vouchers_in_count", 4),  # total SAS cashable ticket in, quantity
-    0x12: ("vouchers_out_count", 4),  # total SAS cashable ticket out, quantity
-    0x15: ("vouchers_in", 4),  # total ticket in (credits)
-    0x16: ("vouchers_out", 4),  # total ticket out (credits)
-    0x1F: ("jackpots", 4),  # total attendant-paid paytable win
-    0x23: ("hand_paid", 4),  # total hand-paid credits
-    0x24: ("drop", 4),  # total drop: bills and tickets in
-    0x40: ("bills:100", 4),  # number of $1 bills accepted
-    0x41: ("bills:200", 4),
-    0x42: ("bills:500", 4),
-    0x43: ("bills:1000", 4),
-    0x44: ("bills:2000", 4),
-    0x45: ("bills:2500", 4),
-    0x46: ("bills:5000", 4),
-    0x47: ("bills:10000", 4),
-    0x48: ("bills:20000", 4),
-    0x49: ("bills:25000", 4),
-    0x4A: ("bills:50000", 4),
-    0x4B: ("bills:100000", 4),
-}
-"""The meters this gaming machine reports by SAS meter code (long polls 2F, 6F, AF): the
-floor's meter each one is and its size in BCD bytes. The accounting denomination is $0.01, so
-a credit is a cent."""
-
-BILL_POLLS = {
-    0x31: 100,
-    0x32: 200,
-    0x33: 500,
-    0x34: 1000,
-    0x35: 2000,
-    0x36: 5000,
-    0x37: 10000,
-    0x38: 50000,
-    0x39: 100000,
-    0x3A: 20000,
-    0x3B: 2500,
-    0x3C: 200000,
-}
-"""Long polls 31–3C: the number of bills of one denomination (cents) accepted."""
-
-SINGLE_METERS = {
-    0x10: "all_cancelled",
-    0x11: "coin_in",
-    0x12: "coin_out",
-    0x13: "drop",
-    0x14: "jackpots",
-    0x15: "games_played",
-    0x16: "games_won",
-    0x17: "games_lost",
-    0x1A: "current_credits",
-    0x46: "bills_in",
-}
-"""The long polls that answer one meter (4 BCD bytes)."""
-
-GROUPS = {
-    0x0F: ("all_cancelled", "coin_in", "coin_out", "drop", "jackpots", "games_played"),
-    0x1C: (
-        "coin_in",
-        "coin_out",
-        "drop",
-        "jackpots",
-        "games_played",
-        "games_won",
-        "door_opens",
-        "power_resets",
-    ),
-    0x1E: ("bills:100", "bills:500", "bills:1000", "bills:2000", "bills:5000", "bills:10000"),
-}
-"""The long polls that answer a group of meters (4 BCD bytes each, in this order)."""
-
-
-def meter_value(meters: Mapping[str, Any], name: str) -> int:
-    """One meter of a terminal's readings (the floor's meters and the counts of
-    :func:`tablejack.store.link_meters.terminal_counts`), those SAS adds made of them."""
-    get = meters.get
-    if name.startswith("bills:"):
-        return int(get("bills", {}).get(int(name[6:]), 0))
-    derived = {
-        "all_cancelled": lambda: int(get("cancelled_credits", 0)) + int(get("vouchers_out", 0)),
-        "games_lost": lambda: int(get("games_played", 0)) - int(get("games_won", 0)),
-        "hand_paid": lambda: int(get("jackpots", 0)) + int(get("cancelled_credits", 0)),
-        "drop": lambda: int(get("bills_in", 0)) + int(get("vouchers_in", 0)),
-    }
-    if name in derived:
-        return max(0, derived[name]())
-    return max(0, int(get(name, 0)))
 
 
 class HostRefusedError(Exception):
@@ -194,6 +71,11 @@ class Backend(Protocol):
 
     async def meters(self) -> Mapping[str, Any]:
         """The terminal's lifetime meters (the floor's readings)."""
+
+    def meters_now(self) -> Mapping[str, Any] | None:
+        """The terminal's meters without waiting for the floor's event loop (from a line's
+        thread): a fresh snapshot, or None when there is none (the poll then goes through
+        :meth:`GamingMachine.answer`)."""
 
     async def set_enabled(self, enabled: bool) -> bool:
         """Disable (lock out) or enable the terminal; False when it could not."""
@@ -231,9 +113,7 @@ class GamingMachine:
     backend: Backend
     serial: str = ""
     asset: int = 0
-    queue: deque[int] = field(default_factory=deque)
-    priority: deque[int] = field(default_factory=deque)
-    overflowed: bool = False
+    exceptions: ExceptionQueue = field(default_factory=ExceptionQueue)
     last_poll: float = float("-inf")
     """When the host last polled this machine (the link's clock)."""
     polls: int = 0
@@ -256,33 +136,23 @@ class GamingMachine:
 
     def report(self, event: str) -> None:
         """Queue a significant event for the host (by name, :data:`EXCEPTIONS`)."""
-        self.report_code(EXCEPTIONS[event])
+        self.exceptions.report(EXCEPTIONS[event])
 
     def report_code(self, code: int) -> None:
-        if code in PRIORITY:
-            self.priority.append(code)
-            return
-        if len(self.queue) >= QUEUE_SIZE:
-            self.queue.popleft()
-            self.overflowed = True
-        self.queue.append(code)
+        self.exceptions.report(code)
 
     def next_exception(self) -> int:
         """The exception a general poll answers: the priority ones first, in order; a
         pending system validation or inserted ticket again until the host handles it; 0x00
         when there is none."""
-        if self.priority:
-            return self.priority.popleft()
-        if self.overflowed:
-            self.overflowed = False
-            return EXCEPTIONS["buffer_overflow"]
+        first = self.exceptions.next_priority()
+        if first is not None:
+            return first
         if self.cashout is not None and not self.cashout.done.done():
             return EXCEPTIONS["validation_request"]
         if self.ticket is not None and self.ticket.status == 0x20:
             return EXCEPTIONS["ticket_inserted"]
-        if self.queue:
-            return self.queue.popleft()
-        return 0x00
+        return self.exceptions.next_other()
 
     # the host's messages
 
@@ -304,6 +174,45 @@ class GamingMachine:
         effect = message.command in EFFECTS and message.data[:1] != b"\xff"
         self._last = (message.raw, reply) if effect else None
         return reply
+
+    def answer_now(self, message: Message, now: float) -> tuple[bool, bytes | None]:
+        """``(True, answer)`` for a message answered at once without the floor's event loop
+        (from a line's thread): a general poll, or a long poll that only reads
+        (:data:`READ_NOW`) while the backend has fresh meters; ``(False, None)``: the message
+        goes through :meth:`answer`. The same answer :meth:`answer` gives."""
+        if message.command is None:
+            return True, self.general_poll(now)
+        if message.command not in READ_NOW:
+            return False, None
+        meters: Mapping[str, Any] | None = {}
+        if message.command in METER_POLLS:
+            meters = self.backend.meters_now()
+            if meters is None:
+                return False, None
+        self.last_poll = now
+        self.polls += 1
+        self._last = None
+        try:
+            if message.command in METER_POLLS:
+                assert meters is not None
+                return True, meter_poll(self.address, message.command, message.data, meters)
+            return True, self._read(message.command)
+        except (ValueError, IndexError):  # data a long poll cannot have: ignored
+            return True, None
+
+    def _read(self, command: int) -> bytes:
+        if command == 0x1F:
+            return self._machine_id()
+        if command == 0x54:
+            return self._variable(0x54, SAS_VERSION + self.serial.encode("ascii", "replace")[:40])
+        if command == 0x1B:
+            body = bytes([0x00, 0x80 if self.handpay else 0x00]) + bcd(self.handpay, 5)
+            return self._reply(0x1B, body + bcd(0, 2) + b"\x00" + bytes(10))
+        moment = dt.datetime.fromtimestamp(self.backend.now_us() / 1e6, dt.UTC)  # 7E
+        return self._reply(
+            0x7E,
+            bytes.fromhex(moment.strftime("%m%d%Y")) + bytes.fromhex(moment.strftime("%H%M%S")),
+        )
 
     def general_poll(self, now: float) -> bytes:
         """The answer to a general poll (no waiting: the transport answers it at once)."""
@@ -327,6 +236,10 @@ class GamingMachine:
     async def _long_poll(self, message: Message) -> bytes | None:
         command, data = message.command, message.data
         assert command is not None
+        if command in METER_POLLS:
+            return meter_poll(self.address, command, data, await self.backend.meters())
+        if command in READ_NOW:
+            return self._read(command)
         handler = _HANDLERS.get(command)
         if handler is None:
             return None  # a long poll this machine does not support: no answer
@@ -336,8 +249,7 @@ class GamingMachine:
         del data
         return self._ack() if await self.backend.set_enabled(enabled) else self._nack()
 
-    async def _machine_id(self, data: bytes) -> bytes:
-        del data
+    def _machine_id(self) -> bytes:
         body = (
             b"TJ"  # game ID
             + b"000"  # additional ID
@@ -350,64 +262,6 @@ class GamingMachine:
         )
         return self._reply(0x1F, body)
 
-    async def _version(self, data: bytes) -> bytes:
-        del data
-        return self._variable(0x54, SAS_VERSION + self.serial.encode("ascii", "replace")[:40])
-
-    async def _single(self, command: int) -> bytes:
-        meters = await self.backend.meters()
-        if command in BILL_POLLS:
-            value = meter_value(meters, f"bills:{BILL_POLLS[command]}")
-        else:
-            value = meter_value(meters, SINGLE_METERS[command])
-        return self._reply(command, bcd(value, 4))
-
-    async def _group(self, command: int) -> bytes:
-        meters = await self.backend.meters()
-        body = b"".join(bcd(meter_value(meters, name), 4) for name in GROUPS[command])
-        return self._reply(command, body)
-
-    async def _bills_value(self, data: bytes) -> bytes:
-        del data
-        meters = await self.backend.meters()
-        return self._reply(0x20, bcd(meter_value(meters, "bills_in") // 100, 4))
-
-    async def _handpaid_cancelled(self, data: bytes) -> bytes | None:
-        game = from_bcd(data[:2])
-        if game > 1:
-            return None
-        meters = await self.backend.meters()
-        return self._reply(0x2D, data[:2] + bcd(meter_value(meters, "cancelled_credits"), 4))
-
-    async def _selected(self, data: bytes) -> bytes | None:
-        game = from_bcd(data[:2])
-        if game > 1:
-            return None  # one game: 0 (the machine) or 1
-        meters = await self.backend.meters()
-        body = bytearray(data[:2])
-        for code in data[2:]:
-            if code in METER_CODES:
-                name, size = METER_CODES[code]
-                body += bytes([code]) + bcd(meter_value(meters, name), size)
-        return self._variable(0x2F, bytes(body))
-
-    async def _extended(self, command: int, data: bytes) -> bytes | None:
-        game = from_bcd(data[:2])
-        codes = data[2:]
-        if game > 1 or len(codes) % 2:
-            return None
-        meters = await self.backend.meters()
-        body = bytearray(data[:2])
-        for index in range(0, len(codes), 2):
-            code = int.from_bytes(codes[index : index + 2], "little")
-            if code in METER_CODES:
-                name, size = METER_CODES[code]
-                value = bcd(meter_value(meters, name), size if command == 0x6F else max(size, 5))
-                body += codes[index : index + 2] + bytes([len(value)]) + value
-            else:
-                body += codes[index : index + 2] + b"\x00"  # not supported: size 0
-        return self._variable(command, bytes(body))
-
     async def _rom_signature(self, data: bytes) -> bytes:
         seed = int.from_bytes(data[:2], "little")
         signature = await self.backend.rom_signature(seed)
@@ -417,22 +271,9 @@ class GamingMachine:
         self.real_time = bool(data[0])
         return self._ack()
 
-    async def _date_time(self, data: bytes) -> bytes:
-        del data
-        moment = dt.datetime.fromtimestamp(self.backend.now_us() / 1e6, dt.UTC)
-        return self._reply(
-            0x7E,
-            bytes.fromhex(moment.strftime("%m%d%Y")) + bytes.fromhex(moment.strftime("%H%M%S")),
-        )
-
     async def _set_date_time(self, data: bytes) -> bytes:
         from_bcd(data[:7])  # checked: the floor keeps its own clock
         return self._ack()
-
-    async def _handpay_info(self, data: bytes) -> bytes:
-        del data
-        body = bytes([0x00, 0x80 if self.handpay else 0x00]) + bcd(self.handpay, 5)
-        return self._reply(0x1B, body + bcd(0, 2) + b"\x00" + bytes(10))
 
     async def _handpay_reset(self, data: bytes) -> bytes:
         del data
@@ -595,16 +436,6 @@ class GamingMachine:
         self.ticket = None
 
 
-def _fixed(
-    method: Callable[[GamingMachine, int], Awaitable[bytes | None]], command: int
-) -> Callable[[GamingMachine, bytes], Awaitable[bytes | None]]:
-    async def handler(machine: GamingMachine, data: bytes) -> bytes | None:
-        del data
-        return await method(machine, command)
-
-    return handler
-
-
 async def _redeem_then_free(machine: GamingMachine, data: bytes) -> bytes:
     reply = await machine._redeem(data)
     ticket = machine.ticket
@@ -617,15 +448,7 @@ _HANDLERS: dict[int, Callable[[GamingMachine, bytes], Awaitable[bytes | None]]] 
     0x01: lambda m, d: m._enable(d, False),
     0x02: lambda m, d: m._enable(d, True),
     0x0E: GamingMachine._real_time,
-    0x1F: GamingMachine._machine_id,
-    0x54: GamingMachine._version,
-    0x20: GamingMachine._bills_value,
     0x21: GamingMachine._rom_signature,
-    0x2D: GamingMachine._handpaid_cancelled,
-    0x2F: GamingMachine._selected,
-    0x6F: lambda m, d: m._extended(0x6F, d),
-    0xAF: lambda m, d: m._extended(0xAF, d),
-    0x1B: GamingMachine._handpay_info,
     0x94: GamingMachine._handpay_reset,
     0x57: GamingMachine._pending_cashout,
     0x58: GamingMachine._validation_number,
@@ -634,8 +457,5 @@ _HANDLERS: dict[int, Callable[[GamingMachine, bytes], Awaitable[bytes | None]]] 
     0x7B: GamingMachine._extended_validation,
     0x70: GamingMachine._ticket_data,
     0x71: _redeem_then_free,
-    0x7E: GamingMachine._date_time,
     0x7F: GamingMachine._set_date_time,
-    **{c: _fixed(GamingMachine._single, c) for c in (*SINGLE_METERS, *BILL_POLLS)},
-    **{c: _fixed(GamingMachine._group, c) for c in GROUPS},
 }

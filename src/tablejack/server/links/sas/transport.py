@@ -16,25 +16,35 @@ bit, framed by their SAS lengths.
 Either way a quiet line of :data:`GAP_SECONDS` ends a partial message (dropped), and every
 message is answered in order, one at a time; a message that cannot be read is dropped and the
 link goes on (:class:`~tablejack.server.links.sas.framing.Framer`).
+
+**A thread per line.** Each line reads, frames and answers in a thread of its own: a general
+poll and a long poll that only reads (from a fresh meters snapshot) are answered there
+(:data:`Immediate`), never behind the work of the floor's event loop; any other message (an
+effect: a disable, a validation number, a ticket) is handed to the event loop and its answer
+waited for, up to :data:`LOOP_SECONDS`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import concurrent.futures
 import logging
 import os
+import select
+import selectors
+import socket
+import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, cast
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any
 
 from tablejack.server.links.sas.framing import Framer, Message
 
 __all__ = [
     "BAUD",
     "GAP_SECONDS",
+    "Immediate",
     "MarkDecoder",
-    "QuickResponder",
     "Responder",
     "SerialLine",
     "TcpLine",
@@ -48,10 +58,15 @@ GAP_SECONDS = 0.05
 """A quiet line this long ends a message (SAS's 5 ms inter-byte limit, widened for a
 scheduler's and a network's delays)."""
 
-Responder = Callable[[Message], Awaitable[bytes | None]]
+Responder = Callable[[Message], Coroutine[Any, Any, bytes | None]]
 """Answers a host's message (None: no answer)."""
-QuickResponder = Callable[[Message], bytes | None]
-"""Answers a general poll at once (None: no answer)."""
+Immediate = Callable[[Message], tuple[bool, bytes | None]]
+"""Answers a message at once, in the line's thread, if it can: ``(True, answer or None)``;
+``(False, None)``: the message goes to the event loop's :data:`Responder`."""
+LOOP_SECONDS = 5.0
+"""How long a line waits for the event loop's answer to a message."""
+SELECT_SECONDS = 0.1
+"""How often a line's thread looks whether it is to stop."""
 
 
 def parse_endpoint(endpoint: str) -> tuple[str, Any]:
@@ -113,134 +128,173 @@ class MarkDecoder:
 
 
 class _Session:
-    """The framing and answering of one host's byte stream."""
+    """The framing and answering of one host's byte stream, in its line's thread: a message
+    the machine answers at once (``now``: a general poll, a read from a fresh snapshot) is
+    answered there; any other is handed to the floor's event loop (``respond``) and its answer
+    waited for, so the answers go out in order, one at a time."""
 
     def __init__(
         self,
         respond: Responder,
         write: Callable[[bytes], None],
-        quick: QuickResponder | None = None,
+        now: Immediate | None,
+        loop: asyncio.AbstractEventLoop,
     ) -> None:
         self.framer = Framer()
-        self.respond = respond
-        self.quick = quick
-        self.busy = False
-        self.write = write
+        self.respond, self.write, self.now, self.loop = respond, write, now, loop
         self.last = float("-inf")
-        self.queue: asyncio.Queue[Message | None] = asyncio.Queue()
-        self.task = asyncio.get_running_loop().create_task(self._answer())
 
     def received(self, data: bytes, *, wakeup: bool = False) -> None:
-        now = time.monotonic()
-        if now - self.last > GAP_SECONDS:
+        at = time.monotonic()
+        if at - self.last > GAP_SECONDS:
             self.framer.gap()
-        self.last = now
+        self.last = at
         for message in self.framer.feed(data, wakeup=wakeup):
-            if (
-                message.command is None
-                and self.quick is not None
-                and not self.busy
-                and self.queue.empty()
-            ):  # a general poll with nothing before it: answered now, in order
-                reply = self.quick(message)
-                if reply:
-                    self.write(reply)
-                continue
-            self.queue.put_nowait(message)
-
-    async def _answer(self) -> None:
-        while (message := await self.queue.get()) is not None:
-            self.busy = True
             try:
-                reply = await self.respond(message)
+                reply = self._answer(message)
             except Exception:  # a fault answering one message never ends the link
                 log.exception("SAS: answering %s", message)
                 continue
-            finally:
-                self.busy = False
             if reply:
                 self.write(reply)
 
-    async def close(self) -> None:
-        self.queue.put_nowait(None)
-        with contextlib.suppress(Exception):
-            await self.task
+    def _answer(self, message: Message) -> bytes | None:
+        if self.now is not None:
+            handled, reply = self.now(message)
+            if handled:
+                return reply
+        future: concurrent.futures.Future[bytes | None]
+        future = asyncio.run_coroutine_threadsafe(self.respond(message), self.loop)
+        try:
+            return future.result(LOOP_SECONDS)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            log.warning("SAS: no answer to %s within %s s", message, LOOP_SECONDS)
+            return None
 
 
-class TcpLine:
-    """A TCP endpoint: listens, serves one host at a time (the newest). The bytes are taken
-    in the transport's read callback: a general poll is answered there, nothing awaited."""
+class _Thread:
+    """A line served by a thread of its own (so a poll is not answered behind the floor's
+    event loop)."""
+
+    name = "sas-line"
+
+    def __init__(self, respond: Responder, now: Immediate | None) -> None:
+        self.respond, self.now = respond, now
+        self.stopped = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def _start_thread(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.thread = threading.Thread(target=self._serve_logged, name=self.name, daemon=True)
+        self.thread.start()
+
+    def _session(self, write: Callable[[bytes], None]) -> _Session:
+        assert self.loop is not None
+        return _Session(self.respond, write, self.now, self.loop)
+
+    def _serve_logged(self) -> None:
+        try:
+            self._serve()
+        except Exception:
+            log.exception("SAS: the line %s stopped", self.name)
+
+    def _serve(self) -> None:
+        raise NotImplementedError
+
+    async def _stop_thread(self) -> None:
+        self.stopped.set()
+        if self.thread is not None:
+            await asyncio.to_thread(self.thread.join, 2.0)
+
+
+class TcpLine(_Thread):
+    """A TCP endpoint: listens, serves one host at a time (the newest), in a thread of its
+    own."""
 
     def __init__(
-        self, host: str, port: int, respond: Responder, quick: QuickResponder | None = None
+        self, host: str, port: int, respond: Responder, now: Immediate | None = None
     ) -> None:
-        self.host, self.port, self.respond, self.quick = host, port, respond, quick
-        self.server: asyncio.Server | None = None
-        self.current: asyncio.Transport | None = None
+        super().__init__(respond, now)
+        self.host, self.port = host, port
+        self.listener: socket.socket | None = None
+        self.name = f"sas-tcp-{host}:{port}"
 
     async def start(self) -> None:
-        loop = asyncio.get_running_loop()
-        self.server = await loop.create_server(lambda: _TcpHost(self), self.host, self.port)
-        self.port = self.server.sockets[0].getsockname()[1]
+        self.listener = socket.create_server((self.host, self.port))
+        self.listener.setblocking(False)
+        self.port = self.listener.getsockname()[1]
+        self.name = f"sas-tcp-{self.host}:{self.port}"
+        self._start_thread()
 
-    def take(self, transport: asyncio.Transport) -> None:
-        """A host connected: it takes the line over (the last one's connection is closed)."""
-        if self.current is not None:
-            self.current.close()
-        self.current = transport
+    def _serve(self) -> None:
+        assert self.listener is not None
+        selector = selectors.DefaultSelector()
+        selector.register(self.listener, selectors.EVENT_READ)
+        current: socket.socket | None = None
+        session: _Session | None = None
+        try:
+            while not self.stopped.is_set():
+                for key, _ in selector.select(SELECT_SECONDS):
+                    if key.fileobj is self.listener:
+                        try:
+                            taken, _ = self.listener.accept()
+                        except (BlockingIOError, InterruptedError):
+                            continue
+                        if current is not None:  # a new host takes the line over
+                            selector.unregister(current)
+                            current.close()
+                        current = taken
+                        current.setblocking(True)
+                        current.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                        session = self._session(current.sendall)
+                        selector.register(current, selectors.EVENT_READ)
+                        continue
+                    assert current is not None and session is not None
+                    try:
+                        data = current.recv(4096)
+                    except OSError:
+                        data = b""
+                    if not data:  # the host closed the connection
+                        selector.unregister(current)
+                        current.close()
+                        current = session = None
+                        continue
+                    try:
+                        session.received(data)
+                    except OSError:  # the host went away while answered
+                        selector.unregister(current)
+                        current.close()
+                        current = session = None
+        finally:
+            if current is not None:
+                current.close()
+            selector.close()
+            self.listener.close()
 
     async def stop(self) -> None:
-        if self.current is not None:
-            self.current.close()
-        if self.server is not None:
-            self.server.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.server.wait_closed(), 1)
+        await self._stop_thread()
 
 
-class _TcpHost(asyncio.Protocol):
-    """One host's connection to a :class:`TcpLine`."""
-
-    def __init__(self, line: TcpLine) -> None:
-        self.line = line
-        self.transport: asyncio.Transport | None = None
-        self.session: _Session | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        transport = cast(asyncio.Transport, transport)  # (uvloop's is not a subclass)
-        self.transport = transport
-        self.line.take(transport)
-        self.session = _Session(self.line.respond, transport.write, self.line.quick)
-
-    def data_received(self, data: bytes) -> None:
-        if self.session is not None:
-            self.session.received(data)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self.line.current is self.transport:
-            self.line.current = None
-        if self.session is not None:
-            asyncio.get_running_loop().create_task(self.session.close())
-            self.session = None
-
-
-class SerialLine:
+class SerialLine(_Thread):
     """A serial endpoint (a device path opened with pyserial), or an open file descriptor
-    (``fd``: the master side of a pseudo-terminal, as tests use)."""
+    (``fd``: the master side of a pseudo-terminal, as tests use), served by a thread of its
+    own."""
 
     def __init__(
         self,
         path: str | None,
         respond: Responder,
-        quick: QuickResponder | None = None,
+        now: Immediate | None = None,
         *,
         fd: int | None = None,
     ) -> None:
-        self.path, self.respond, self.quick, self.fd = path, respond, quick, fd
+        super().__init__(respond, now)
+        self.path, self.fd = path, fd
         self.port: Any = None
-        self.stopped = False
         self.decoder: MarkDecoder | None = None
-        self.session: _Session | None = None
+        self.name = f"sas-serial-{path or fd}"
 
     async def start(self) -> None:
         if self.fd is None:
@@ -254,39 +308,34 @@ class SerialLine:
             if _mark_parity(self.fd):
                 self.decoder = MarkDecoder()
         os.set_blocking(self.fd, False)
+        self._start_thread()
+
+    def _serve(self) -> None:
         fd = self.fd
-        self.session = _Session(self.respond, lambda data: _write_all(fd, data), self.quick)
-        asyncio.get_running_loop().add_reader(fd, self._readable)
-
-    def _readable(self) -> None:
-        assert self.fd is not None and self.session is not None
-        try:
-            data = os.read(self.fd, 4096)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:  # the other side closed (a pseudo-terminal), a device gone: look again
-            loop = asyncio.get_running_loop()  # in a second, rather than spin on the error
-            loop.remove_reader(self.fd)
-            loop.call_later(1.0, self._watch_again)
-            return
-        if self.decoder is None:
-            self.session.received(data)
-            return
-        for run, wakeup in self.decoder.feed(data):
-            self.session.received(run, wakeup=wakeup)
-
-    def _watch_again(self) -> None:
-        if self.fd is not None and self.session is not None and not self.stopped:
-            with contextlib.suppress(OSError, ValueError):
-                asyncio.get_running_loop().add_reader(self.fd, self._readable)
+        assert fd is not None
+        session = self._session(lambda data: _write_all(fd, data))
+        while not self.stopped.is_set():
+            try:
+                readable, _, _ = select.select([fd], [], [], SELECT_SECONDS)
+            except (OSError, ValueError):
+                return  # the descriptor was closed
+            if not readable:
+                continue
+            try:
+                data = os.read(fd, 4096)
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError:  # the other side closed (a pseudo-terminal), a device gone:
+                self.stopped.wait(1.0)  # look again in a second rather than spin on the error
+                continue
+            if self.decoder is None:
+                session.received(data)
+                continue
+            for run, wakeup in self.decoder.feed(data):
+                session.received(run, wakeup=wakeup)
 
     async def stop(self) -> None:
-        self.stopped = True
-        if self.fd is not None:
-            with contextlib.suppress(Exception):
-                asyncio.get_running_loop().remove_reader(self.fd)
-        if self.session is not None:
-            await self.session.close()
+        await self._stop_thread()
         if self.port is not None:
             self.port.close()
 
