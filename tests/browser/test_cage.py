@@ -316,10 +316,32 @@ def test_every_staff_page_s_heading_names_its_role(
                 expect(page.get_by_test_id("setting-value-voucher_limit")).to_have_text(
                     "$10,000.00"
                 )
+                # the floor's keys: a dealer's token issued (its secret shown once), revoked
+                page.get_by_test_id("tab-keys").click()
+                expect(page.get_by_test_id("key-cleo-cashier")).to_contain_text("active")
+                page.get_by_test_id("issue-role").select_option("dealer")
+                page.get_by_test_id("issue-subject").fill("dave")
+                page.get_by_role("button", name="Issue a token").click()
+                issued = page.get_by_test_id("issued")
+                expect(issued).to_contain_text("Token for the dealer dave: ")
+                token = issued.inner_text().split(": ", 1)[1].split(" — ")[0]
+                browser_kit.secret(token)
+                row = page.get_by_test_id("key-dave-dealer")
+                expect(row).to_contain_text("active")
+                row.get_by_role("button", name="Revoke").click()
+                expect(row).to_contain_text("revoked")
+                refused = page.context.request.post(
+                    f"{server}/api/session", data={"token": token}, fail_on_status_code=False
+                )
+                assert refused.status == 401
             else:
                 expect(page.get_by_test_id("tab-settings")).to_have_count(
                     1 if page_path == "supervisor.html" else 0
                 )
+                if page_path == "supervisor.html":  # reads and revokes keys, issues none
+                    page.get_by_test_id("tab-keys").click()
+                    expect(page.get_by_test_id("key-olga-operator")).to_contain_text("active")
+                    expect(page.get_by_test_id("issue-form")).to_be_hidden()
                 if page_path == "supervisor.html":
                     expect(page.get_by_test_id("tab-settings")).to_be_hidden()
             watch.check()
