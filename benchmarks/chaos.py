@@ -46,8 +46,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' kit: tests.support
+
 from tablejack.server.socket.botclient import Timings, run_bot
-from tablejack.server.support.testing import free_port, start_serve, wait_listening
 from tablejack.server.table import replay_round
 from tablejack.server.table.adapters import adapter_for
 from tablejack.store import Store
@@ -58,6 +59,7 @@ from tablejack.store.protections import open_locks
 from tablejack.store.settings import set_floor_setting
 from tablejack.store.verify import verify
 from tablejack.store.vouchers import register_terminal
+from tests.support.serve import free_port, start_serve, wait_listening
 
 SETUP = Actor(Role.OPERATOR, "chaos set-up")
 CAGE = Actor(Role.CASHIER, "chaos cage")

@@ -1,63 +1,17 @@
-"""Shared fixtures for the tablejack test suite."""
+"""The suite's fixtures: those of the tests' kit (:mod:`tests.support.fixtures`: the databases,
+the tests' floor and its helpers) and the classic scenarios of the games' tests."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import pytest
 
 from tablejack.core import ClassicRules, Shoe
 from tablejack.games.classic import ClassicRound
-from tablejack.store.testing import Backend, postgres_available
 
-# -- the databases: every store, server, floor and security test on SQLite and PostgreSQL -----
-
-_PG_REASON: list[str | None] = []
-
-
-def _pg_reason() -> str | None:
-    if not _PG_REASON:
-        _PG_REASON.append(postgres_available())
-    return _PG_REASON[0]
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    """A fresh database: an SQLite file, or a new PostgreSQL schema (skipped with the reason
-    when no PostgreSQL answers, unless ``CI=true``: then it fails)."""
-    if request.param == "sqlite":
-        yield Backend.sqlite(tmp_path)
-        return
-    reason = _pg_reason()
-    if reason is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI requires PostgreSQL: {reason}")
-        pytest.skip(reason)
-    chosen = Backend.postgresql()
-    try:
-        yield chosen
-    finally:
-        chosen.drop()
-
-
-@pytest.fixture
-def postgres() -> Iterator[Backend]:
-    """A fresh PostgreSQL schema, for what only PostgreSQL has (a floor of several processes):
-    skipped with the reason when no PostgreSQL answers, unless ``CI=true``: then it fails."""
-    reason = _pg_reason()
-    if reason is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI requires PostgreSQL: {reason}")
-        pytest.skip(reason)
-    chosen = Backend.postgresql()
-    try:
-        yield chosen
-    finally:
-        chosen.drop()
-
+pytest_plugins = ["tests.support.fixtures"]
 
 # -- classic (Chapter 633a) scenarios ---------------------------------------------------------
 

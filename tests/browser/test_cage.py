@@ -19,8 +19,8 @@ import pytest
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.app import create_app
 from tablejack.server.floor.floor import Floor
-from tablejack.server.support.testing import screenshot
 from tablejack.server.table import TableConfig
+from tests.support.browser import screenshot
 
 SCREENS = {"desk": (1280, 800), "phone": (390, 844)}
 REFUSED = re.compile(r"^Failed to load resource: the server responded with a status of (\d+)")

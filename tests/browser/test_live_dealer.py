@@ -13,7 +13,7 @@ import pytest
 
 from tablejack.server.app import create_app
 from tablejack.server.http.demo import demo_setup, demo_tables
-from tablejack.server.support.testing import screenshot
+from tests.support.browser import screenshot
 
 DESK: Any = {"viewport": {"width": 1280, "height": 800}}
 PHONE: Any = {"viewport": {"width": 390, "height": 844}}

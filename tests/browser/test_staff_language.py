@@ -19,8 +19,8 @@ from tablejack.core.rules import ClassicRules
 from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.app import create_app
 from tablejack.server.floor.floor import Floor
-from tablejack.server.support.testing import screenshot
 from tablejack.server.table import TableConfig
+from tests.support.browser import screenshot
 
 SCREEN: Any = {"viewport": {"width": 1280, "height": 800}}
 # position 1 (ann): 10S 5C; position 2 (bob): 9H 9C; dealer 6D + hole 10H; then 4S 8D

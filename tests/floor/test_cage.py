@@ -14,8 +14,8 @@ from tablejack.store import Store
 from tablejack.store.cage import cage_report, voucher_by_code
 from tablejack.store.policy import Actor, Role
 from tablejack.store.settings import set_floor_setting
-from tablejack.store.testing import Backend
 from tablejack.store.vouchers import FloorRefusedError, bill_in, cash_out, pay_voucher
+from tests.support.store import Backend
 
 CASHIER = Actor(Role.CASHIER, "cleo")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 
 def test_605a_inventory_short_deck_at_load_is_refused_and_the_table_does_not_deal(

@@ -15,21 +15,16 @@ from tablejack.server.commands.integrity import register
 from tablejack.server.support import integrity
 
 
-def post(client: Any, kit: Any, path: str, who: str, **body: Any) -> Any:
-    return client.post(path, json=body, headers=kit.auth(who))
-
-
 def license_view(client: Any, kit: Any, who: str = "super") -> dict[str, Any]:
     return dict(client.get("/api/floor/license", headers=kit.auth(who)).json())
 
 
 def test_605a9b_five_ewts_count_as_one_table(make_client: Any, kit: Any) -> None:
-    client = make_client([kit.hybrid_table("A1"), kit.hybrid_table("A2")])
+    client = make_client([kit.stacked_table("A1"), kit.stacked_table("A2")])
     secrets: dict[str, str] = {}
     for n in range(1, 7):
-        registered = post(
+        registered = kit.post(
             client,
-            kit,
             "/api/floor/terminals",
             "operator",
             terminal=f"EWT-{n}",
@@ -48,9 +43,8 @@ def test_605a9b_five_ewts_count_as_one_table(make_client: Any, kit: Any) -> None
     )
     assert view["terminals_per_table"] == {"A1": 4, "A2": 2}
     assert license_view(client, kit, "operator") == view
-    retired = post(
+    retired = kit.post(
         client,
-        kit,
         "/api/floor/terminals",
         "operator",
         terminal="EWT-6",
@@ -60,9 +54,8 @@ def test_605a9b_five_ewts_count_as_one_table(make_client: Any, kit: Any) -> None
     assert (retired["terminal"]["status"], retired["credential"]) == ("retired", None)
     view = license_view(client, kit)
     assert (view["active_terminals"], view["counted_tables"]) == (5, 1)
-    back = post(
+    back = kit.post(
         client,
-        kit,
         "/api/floor/terminals",
         "operator",
         terminal="EWT-6",
@@ -89,13 +82,13 @@ def test_605a9b_five_ewts_count_as_one_table(make_client: Any, kit: Any) -> None
         assert client.get("/api/floor/license", headers=kit.auth(who)).status_code == 403
     # registering a terminal is the operator's: neither a dealer nor a supervisor may
     for who, subject in (("dealer", "dana"), ("super", "sam")):
-        refused = post(client, kit, "/api/floor/terminals", who, terminal="EWT-7", table="A1")
+        refused = kit.post(client, "/api/floor/terminals", who, terminal="EWT-7", table="A1")
         assert (refused.status_code, refused.json()["detail"]["rule"]) == (403, "role: operator")
         entry = client.get("/api/audit", headers=kit.auth("super")).json()[0]
         assert (entry["kind"], entry["actor"]) == ("role", subject)
     assert (
-        post(
-            client, kit, "/api/floor/terminals", "operator", terminal="EWT-7", table="Z9"
+        kit.post(
+            client, "/api/floor/terminals", "operator", terminal="EWT-7", table="Z9"
         ).status_code
         == 404
     )

@@ -18,13 +18,9 @@ from tablejack.store.meters_report import (
     snapshots,
     win_report,
 )
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 DAY_US = 24 * 3600 * 1_000_000
-
-
-def post(client: Any, kit: Any, path: str, who: str, **body: Any) -> Any:
-    return client.post(path, json=body, headers=kit.auth(who))
 
 
 def floor_activity(client: Any, kit: Any) -> None:
@@ -42,9 +38,8 @@ def floor_activity(client: Any, kit: Any) -> None:
         ("ann", "EWT-1", 5000, "jackpot"),
         ("bob", "EWT-2", 2000, "cancelled_credit"),
     ):
-        paid = post(
+        paid = kit.post(
             client,
-            kit,
             "/api/floor/hand-pay",
             "cashier",
             account=account,
@@ -150,9 +145,8 @@ def test_605a5d_a_refused_step_and_a_restart_leave_the_meters_as_they_were(
     cat = kit.session(first, "cat", "EWT-2", "A1")
     refused = first.post("/api/floor/cash-out", json={"amount": 10**9}, headers=cat)
     assert refused.status_code == 409
-    by_dealer = post(
+    by_dealer = kit.post(
         first,
-        kit,
         "/api/floor/hand-pay",
         "dealer",
         account="ann",

@@ -14,8 +14,8 @@ from tablejack.server.duties import protections as guard
 from tablejack.store import EventIn, Step, Store, Transfer
 from tablejack.store.policy import Actor, Role
 from tablejack.store.protections import check_wager, set_limits, usage
-from tablejack.store.testing import Backend
 from tablejack.store.vouchers import FloorRefusedError
+from tests.support.store import Backend
 
 HOUR = 3600.0
 
@@ -32,12 +32,8 @@ def put(client: Any, kit: Any, path: str, who: str, **body: Any) -> Any:
     return client.put(path, json=body, headers=kit.auth(who))
 
 
-def post(client: Any, kit: Any, path: str, who: str, **body: Any) -> Any:
-    return client.post(path, json=body, headers=kit.auth(who))
-
-
 def open_round(client: Any, kit: Any) -> None:
-    post(client, kit, "/api/tables/A1/dealer", "dealer", command="open-round")
+    kit.post(client, "/api/tables/A1/dealer", "dealer", command="open-round")
 
 
 def test_a_wager_past_the_wager_limit_is_refused_and_changes_nothing(
@@ -89,9 +85,9 @@ def test_self_exclusion_blocks_wagering_and_is_never_shortened(make_client: Any,
     clock = Clock()
     client = make_client(clock=clock)
     assert (
-        post(client, kit, "/api/floor/players/bob/self-exclusion", "bob", days=2).status_code == 200
+        kit.post(client, "/api/floor/players/bob/self-exclusion", "bob", days=2).status_code == 200
     )
-    shorter = post(client, kit, "/api/floor/players/bob/self-exclusion", "bob", days=1)
+    shorter = kit.post(client, "/api/floor/players/bob/self-exclusion", "bob", days=1)
     assert shorter.json()["detail"]["code"] == "limit_locked"
     open_round(client, kit)
     with kit.connect(client, "bob", "EWT-2", "A1") as bob:
@@ -112,9 +108,8 @@ def test_a_tilt_locks_the_terminal_until_a_supervisor_clears_it_with_a_code(
     open_round(client, kit)
     with kit.connect(client, "ann", "EWT-1", "A1") as ann:
         ann.request({"type": "position", "position": 1})
-        locked = post(
+        locked = kit.post(
             client,
-            kit,
             "/api/floor/terminals/EWT-1/tilt",
             "dealer",
             code="door_open",
@@ -125,9 +120,8 @@ def test_a_tilt_locks_the_terminal_until_a_supervisor_clears_it_with_a_code(
         assert "door_open" in shown["message"]
         refused = ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})
         assert (refused["code"], refused["rule"]) == ("tilt", "terminal lock-out")
-        by_dealer = post(
+        by_dealer = kit.post(
             client,
-            kit,
             "/api/floor/terminals/EWT-1/clear",
             "dealer",
             code="fault_repaired",
@@ -135,13 +129,12 @@ def test_a_tilt_locks_the_terminal_until_a_supervisor_clears_it_with_a_code(
         )
         assert by_dealer.status_code == 403
         assert list(client.get("/api/floor/tilts", headers=kit.auth("super")).json()) == ["EWT-1"]
-        bad_code = post(
-            client, kit, "/api/floor/terminals/EWT-1/clear", "super", code="whatever", reason="x"
+        bad_code = kit.post(
+            client, "/api/floor/terminals/EWT-1/clear", "super", code="whatever", reason="x"
         )
         assert bad_code.status_code == 409
-        cleared = post(
+        cleared = kit.post(
             client,
-            kit,
             "/api/floor/terminals/EWT-1/clear",
             "super",
             code="fault_repaired",

@@ -8,7 +8,7 @@ from typing import Any
 
 from tablejack.server.duties.terminal_recall import recall_terminal
 from tablejack.store import EventIn, Step, Store
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 
 def steps_of(document: dict[str, Any]) -> list[tuple[Any, ...]]:

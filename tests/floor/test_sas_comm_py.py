@@ -14,7 +14,7 @@ from sas_comm_py import SlotMachine
 
 from tablejack.server.links.interface import attach
 from tablejack.server.links.sas.link import SasLink, SasTerminal
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 
 class Host(SlotMachine):  # type: ignore[misc]

@@ -16,7 +16,7 @@ from tablejack.server.links.sas.framing import bcd, crc16, from_bcd, with_crc
 from tablejack.server.links.sas.link import SasLink, SasTerminal
 from tablejack.server.links.sas.machine import METER_CODES
 from tablejack.server.links.sas.poll import SasHost
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 
 def start_link(client: Any, *terminals: tuple[str, int], **options: Any) -> SasLink:
@@ -483,11 +483,12 @@ def test_605a5a_serve_demo_with_a_sas_terminal_end_to_end(tmp_path: Any) -> None
     equal to the floor's), a voucher round trip through system validation, and a disable."""
     import httpx
 
-    from tablejack.server.support import testing
+    from tests.support import serve
+    from tests.support.floor import bearer
 
-    port, sas_port = testing.free_port(), testing.free_port()
+    port, sas_port = serve.free_port(), serve.free_port()
     log = tmp_path / "serve.log"
-    server = testing.start_serve(
+    server = serve.start_serve(
         [
             "--demo",
             "--unsigned",
@@ -501,11 +502,11 @@ def test_605a5a_serve_demo_with_a_sas_terminal_end_to_end(tmp_path: Any) -> None
         log,
     )
     try:
-        testing.wait_listening(server, port, log)
-        testing.wait_listening(server, sas_port, log)
+        serve.wait_listening(server, port, log)
+        serve.wait_listening(server, sas_port, log)
         where = f"tcp://127.0.0.1:{sas_port}"
         with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
-            staff = testing.bearer("demo-supervisor")
+            staff = bearer("demo-supervisor")
 
             def floor(name: str) -> int:
                 meters = client.get("/api/floor/meters", headers=staff).json()["terminal"]
@@ -523,7 +524,7 @@ def test_605a5a_serve_demo_with_a_sas_terminal_end_to_end(tmp_path: Any) -> None
                 assert answer.status_code == 200, answer.text
                 token = str(answer.cookies["tj_session"])
                 client.cookies.clear()
-                return testing.bearer(token)
+                return bearer(token)
 
             with SasHost(where, timeout=10.0) as host:
                 assert host.machine_id(1)["game_id"] == "TJ"

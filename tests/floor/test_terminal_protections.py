@@ -13,22 +13,14 @@ from typing import Any
 import pytest
 
 from tablejack.server.duties.terminal_features import CONFIRM_RULE, REPEAT_RULE
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 STATIC = resources.files("tablejack.server") / "static"
 
 
-def post(client: Any, kit: Any, path: str, who: str, **body: Any) -> Any:
-    return client.post(path, json=body, headers=kit.auth(who))
-
-
 def open_round(client: Any, kit: Any) -> str:
-    opened = post(client, kit, "/api/tables/A1/dealer", "dealer", command="open-round").json()
+    opened = kit.post(client, "/api/tables/A1/dealer", "dealer", command="open-round").json()
     return str(opened["round_id"])
-
-
-def balance(client: Any, kit: Any, who: str) -> int:
-    return int(client.get("/api/me", headers=kit.auth(who)).json()["balance"])
 
 
 def round_events(client: Any, kit: Any, round_id: str) -> list[dict[str, Any]]:
@@ -54,7 +46,7 @@ def last_audit(client: Any, kit: Any) -> dict[str, Any]:
 def test_605a_double_confirmation_above_amount(
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
-    client = make_client([kit.hybrid_table(confirm_above=20_000)], backend=backend)
+    client = make_client([kit.stacked_table(confirm_above=20_000)], backend=backend)
     assert client.get("/api/tables/A1", headers=kit.auth("ann")).json()["confirm_above"] == 20_000
     round_id = open_round(client, kit)
     with kit.connect(client, "ann", "EWT-1", "A1") as ann:
@@ -78,7 +70,7 @@ def test_605a_double_confirmation_above_amount(
                 "EWT-1",
                 CONFIRM_RULE,
             )
-        assert balance(client, kit, "ann") == kit.credit
+        assert kit.balance(client, "ann") == kit.credit
         assert [e["kind"] for e in round_events(client, kit, round_id)] == ["open"]
         # confirmed, the wager is taken; a wager not above the amount needs no confirmation
         taken = ann.request(
@@ -89,7 +81,7 @@ def test_605a_double_confirmation_above_amount(
     with kit.connect(client, "bob", "EWT-2", "A1") as bob:
         bob.request({"type": "position", "position": 2})
         assert bob.request({"type": "wager", "kind": "blackjack", "amount": 20_000})["ok"]
-    assert balance(client, kit, "ann") == kit.credit - 30_500
+    assert kit.balance(client, "ann") == kit.credit - 30_500
     assert wagers_of(client, kit, round_id, "ann") == [
         ("blackjack", 30_000, 1, "EWT-1"),
         ("buzzer_beater", 500, 1, "EWT-1"),
@@ -120,7 +112,7 @@ def test_605a_repeat_last_bet_after_a_reconnect_and_a_restart(
         ("blackjack", 1000, 2, "EWT-2"),
         ("buzzer_beater", 500, 2, "EWT-2"),
     ]
-    after_first = balance(client, kit, "bob")
+    after_first = kit.balance(client, "bob")
     client.__exit__(None, None, None)  # the server stops; a new one starts on the same store
     client = make_client(backend=backend)
     second = open_round(client, kit)
@@ -143,7 +135,7 @@ def test_605a_repeat_last_bet_after_a_reconnect_and_a_restart(
         ("blackjack", 1000, 2, "EWT-7"),
         ("buzzer_beater", 500, 2, "EWT-7"),
     ]
-    assert balance(client, kit, "bob") == after_first - 1500
+    assert kit.balance(client, "bob") == after_first - 1500
 
 
 def test_605a_repeat_last_bet_refused_past_a_limit_changes_nothing(
@@ -155,7 +147,7 @@ def test_605a_repeat_last_bet_refused_past_a_limit_changes_nothing(
         "/api/floor/players/bob/limits", json={"wager_limit": 2500}, headers=kit.auth("bob")
     )
     assert limits.status_code == 200
-    before = balance(client, kit, "bob")
+    before = kit.balance(client, "bob")
     second = open_round(client, kit)
     with kit.connect(client, "bob", "EWT-2", "A1") as bob:
         refused = bob.request({"type": "repeat"})
@@ -166,7 +158,7 @@ def test_605a_repeat_last_bet_refused_past_a_limit_changes_nothing(
         )
     audit = last_audit(client, kit)
     assert (audit["kind"], audit["actor"], audit["terminal"]) == ("limit", "bob", "EWT-2")
-    assert balance(client, kit, "bob") == before
+    assert kit.balance(client, "bob") == before
     assert [e["kind"] for e in round_events(client, kit, second)] == ["open"]
 
 
@@ -178,13 +170,13 @@ def test_605a_repeat_last_bet_refused_over_the_balance_changes_nothing(
     bob_at_ewt_2 = kit.session(client, "bob", "EWT-2", "A1")
     cashed = client.post("/api/floor/cash-out", json={}, headers=bob_at_ewt_2)
     assert cashed.status_code == 200
-    assert balance(client, kit, "bob") == 0
+    assert kit.balance(client, "bob") == 0
     second = open_round(client, kit)
     with kit.connect(client, "bob", "EWT-2", "A1") as bob:
         refused = bob.request({"type": "repeat"})
         assert (refused["code"], refused["rule"]) == ("balance", "account balance")
         assert "$15.00" in refused["message"]
-    assert balance(client, kit, "bob") == 0
+    assert kit.balance(client, "bob") == 0
     assert [e["kind"] for e in round_events(client, kit, second)] == ["open"]
     assert last_audit(client, kit)["kind"] == "balance"
 
@@ -192,7 +184,7 @@ def test_605a_repeat_last_bet_refused_over_the_balance_changes_nothing(
 def test_605a_repeat_last_bet_needs_the_confirmation_above_the_amount(
     make_client: Any, kit: Any
 ) -> None:
-    client = make_client([kit.hybrid_table(confirm_above=1200)])
+    client = make_client([kit.stacked_table(confirm_above=1200)])
     first = kit.play_round(client)
     assert len(wagers_of(client, kit, first, "bob")) == 2  # $10.00 and $5.00, each below
     second = open_round(client, kit)
@@ -222,7 +214,7 @@ def test_605a_repeat_last_bet_with_nothing_to_repeat(make_client: Any, kit: Any)
         nothing = ann.request({"type": "repeat"})
         assert (nothing["code"], nothing["rule"]) == ("repeat", REPEAT_RULE)
         assert "no earlier round" in nothing["message"]
-    assert balance(client, kit, "ann") == kit.credit
+    assert kit.balance(client, "ann") == kit.credit
     assert last_audit(client, kit)["kind"] == "repeat"
 
 
@@ -327,5 +319,5 @@ def test_605a_protection_settings_of_a_table_are_checked(kit: Any) -> None:
         ({"result_hold_seconds": "30"}, "between 0 and 3600"),
     ):
         with pytest.raises(ValueError, match=message):
-            kit.hybrid_table(**options)
-    assert kit.hybrid_table(confirm_above=1, result_hold_seconds=0).to_json()["confirm_above"] == 1
+            kit.stacked_table(**options)
+    assert kit.stacked_table(confirm_above=1, result_hold_seconds=0).to_json()["confirm_above"] == 1

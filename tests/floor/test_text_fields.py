@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from tablejack import server
 from tablejack.server.socket.gate import GateLimits
 from tablejack.server.support.text import SafeText
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 SAFE = get_args(SafeText)[1].func
 NUL_RULE = (
@@ -31,7 +31,7 @@ def round_of(client: Any, kit: Any, round_id: str) -> dict[str, Any]:
 def test_a_nul_in_a_void_reason_is_refused_with_422_and_the_round_is_not_voided(
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
-    table = kit.hybrid_table(automated=True, wagering_seconds=30, between_rounds_seconds=0)
+    table = kit.stacked_table(automated=True, wagering_seconds=30, between_rounds_seconds=0)
     client = make_client([table], backend=backend, gate=GateLimits(audit_seconds=0.2))
     kit.eventually(lambda: kit.staff_state(client, "A1")["round_id"] == "A1-000001")
     with kit.connect(client, "ann", "EWT-1", "A1") as ann:

@@ -10,10 +10,8 @@ from typing import Any
 
 import pytest
 
-from tablejack.games.hybrid_rules import HybridRules
-from tablejack.server.table import TableConfig
 from tablejack.store import Step
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 
 def players_total(client: Any, kit: Any) -> int:
@@ -206,17 +204,6 @@ def test_605a_tilt_reader_connection_drop_while_a_card_is_awaited(
     assert [h["code"] for h in history if h["kind"] == "tilt"] == ["reader_fault"]
 
 
-def hybrid(countdown: int = 3) -> TableConfig:
-    """A version A table on the stacked virtual shoe of the floor tests."""
-    return TableConfig(
-        "A1",
-        HybridRules(countdown_seconds=countdown),
-        automated=False,
-        require_procedures=False,
-        cards="10S 9H 6D 5C 9C 10H 4S 8D",
-    )
-
-
 def locks(client: Any, kit: Any) -> dict[str, Any]:
     return dict(client.get("/api/floor/tilts", headers=kit.auth("super")).json())
 
@@ -224,7 +211,7 @@ def locks(client: Any, kit: Any) -> dict[str, Any]:
 def test_605a_tilt_connection_loss_locks_the_terminal_and_reconnect_keeps_seat_and_wagers(
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
-    client = make_client([hybrid()], backend=backend)
+    client = make_client([kit.stacked_table(countdown=3)], backend=backend)
     kit.dealer(client, "open-round", "A1")
     with kit.connect(client, "bob", "EWT-2", "A1") as bob:
         bob.request({"type": "position", "position": 2})
@@ -279,7 +266,7 @@ def test_605a_tilt_connection_loss_locks_the_terminal_and_reconnect_keeps_seat_a
 def test_605a_tilt_connection_loss_setting_decides_when_a_terminal_is_locked(
     make_client: Any, kit: Any
 ) -> None:
-    client = make_client([hybrid()])
+    client = make_client([kit.stacked_table(countdown=3)])
 
     def setting(value: Any, who: str = "operator") -> Any:
         return client.put(
@@ -320,7 +307,7 @@ def test_605a_tilt_connection_loss_setting_decides_when_a_terminal_is_locked(
 def test_605a_tilt_storage_error_locks_the_table_and_nothing_is_applied(
     make_client: Any, backend: Backend, kit: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    client = make_client([hybrid(countdown=30)], backend=backend)
+    client = make_client([kit.stacked_table(countdown=30)], backend=backend)
     store = client.app.state.floor.store
     kit.dealer(client, "open-round", "A1")
     with kit.connect(client, "ann", "EWT-1", "A1") as ann:

@@ -14,21 +14,13 @@ from tablejack.store import Store
 from tablejack.store.meters_report import day_bounds, gaming_day_of, readings
 from tablejack.store.policy import Actor, Role
 from tablejack.store.protections import lock_terminal, self_exclude, set_limits, usage
-from tablejack.store.testing import Backend
 from tablejack.store.tips import give_tip, tip_report
 from tablejack.store.vouchers import FloorRefusedError, register_terminal, set_floor_setting
+from tests.support.store import Backend
 
 DAY_US = 24 * 3600 * 1_000_000
 CASHIER = Actor(Role.CASHIER, "cleo")
 OPERATOR = Actor(Role.OPERATOR, "olga")
-
-
-def post(client: Any, kit: Any, path: str, who: str, **body: Any) -> Any:
-    return client.post(path, json=body, headers=kit.auth(who))
-
-
-def balance(client: Any, kit: Any, player: str) -> int:
-    return int(client.get("/api/me", headers=kit.auth(player)).json()["balance"])
 
 
 def setting(client: Any, kit: Any, key: str, value: Any, who: str = "operator") -> Any:
@@ -76,7 +68,7 @@ def test_605a5d_tip_refused_while_tips_are_disabled(
         "rule": "PA 605a.5(d)",
         "message": "Tips are not enabled on this floor (setting tips_enabled) (PA 605a.5(d)).",
     }
-    assert balance(client, kit, "ann") == kit.credit
+    assert kit.balance(client, "ann") == kit.credit
     assert client.get("/api/accounts/tips:A1/ledger", headers=kit.auth("super")).status_code == 404
     entry = audit(client, kit)[0]
     assert (entry["kind"], entry["actor"], entry["terminal"], entry["rule"]) == (
@@ -126,7 +118,7 @@ def test_605a5d_a_tip_moves_money_from_the_player_to_the_tables_tip_account(
         "table": "A1",
     }
     tip(client, kit, "bob", 250, terminal="EWT-2")
-    assert balance(client, kit, "ann") == kit.credit - 500
+    assert kit.balance(client, "ann") == kit.credit - 500
     box = client.get("/api/accounts/tips:A1/ledger", headers=kit.auth("super")).json()
     assert box["balance"] == 750
     assert [(e["kind"], e["from_account"], e["amount"]) for e in box["entries"]] == [
@@ -182,7 +174,7 @@ def test_605a5d_a_tip_is_whole_positive_cents_up_to_the_tip_maximum(
     refused = tip(client, kit, "ann", amount)
     assert refused.status_code == 409
     assert (refused.json()["detail"]["code"], refused.json()["detail"]["rule"]) == (code, rule)
-    assert balance(client, kit, "ann") == kit.credit
+    assert kit.balance(client, "ann") == kit.credit
     assert (audit(client, kit)[0]["kind"], audit(client, kit)[0]["actor"]) == (code, "ann")
     assert tip(client, kit, "ann", 10_000).status_code == 200  # the maximum itself is allowed
 
@@ -198,7 +190,7 @@ def test_605a2d_a_tip_above_the_balance_is_refused(
     assert refused.status_code == 409
     assert refused.json()["detail"]["code"] == "balance"
     assert refused.json()["detail"]["rule"] == "PA 605a.2(d)"
-    assert balance(client, kit, "cat") == 500
+    assert kit.balance(client, "cat") == 500
     assert ("balance", "cat") in [(e["kind"], e["actor"]) for e in audit(client, kit)]
     assert tip(client, kit, "cat", 500, terminal="EWT-3").json()["balance"] == 0
 
@@ -206,14 +198,14 @@ def test_605a2d_a_tip_above_the_balance_is_refused(
 def test_605a4d_only_the_player_tips_and_only_the_table_his_terminal_serves(
     make_client: Any, kit: Any
 ) -> None:
-    client = make_client([kit.hybrid_table("A1"), kit.hybrid_table("B2")])
+    client = make_client([kit.stacked_table("A1"), kit.stacked_table("B2")])
     setting(client, kit, "tips_enabled", True)
     body = {"table": "A1", "amount": 100}
     for who in ("dealer", "super"):
-        refused = post(client, kit, "/api/floor/tip", who, **body)
+        refused = kit.post(client, "/api/floor/tip", who, **body)
         assert (refused.status_code, refused.json()["detail"]["rule"]) == (403, "role: player")
     # the player's own token is not a session at a terminal: the tip has no terminal
-    plain = post(client, kit, "/api/floor/tip", "ann", **body)
+    plain = kit.post(client, "/api/floor/tip", "ann", **body)
     assert (plain.status_code, plain.json()["detail"]["code"]) == (403, "terminal")
     # nor may a body name the terminal: it is the session's
     ann = kit.session(client, "ann", "EWT-1", "A1")
@@ -227,11 +219,11 @@ def test_605a4d_only_the_player_tips_and_only_the_table_his_terminal_serves(
     assert wrong.json()["detail"]["message"] == (
         "Terminal EWT-7 serves table A1; it cannot tip the dealer of B2."
     )
-    assert balance(client, kit, "ann") == kit.credit
+    assert kit.balance(client, "ann") == kit.credit
     assert client.get("/api/accounts/tips:B2/ledger", headers=kit.auth("super")).status_code == 404
     assert tip(client, kit, "ann", 100).json()["balance"] == kit.credit - 100
     ann_left = kit.credit - 100
-    assert balance(client, kit, "ann") == ann_left
+    assert kit.balance(client, "ann") == ann_left
     refusals = [(e["kind"], e["actor"], e["rule"]) for e in audit(client, kit)]
     assert [r for r in refusals if r[0] == "role"] == [
         ("role", "sam", "role: player"),
@@ -318,7 +310,7 @@ def test_605a5d_a_tip_is_not_coin_in_drop_or_win(
 def test_605a5d_tip_meter_per_ewt_table_and_floor(
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
-    client = make_client([kit.hybrid_table("A1"), kit.hybrid_table("B2")], backend=backend)
+    client = make_client([kit.stacked_table("A1"), kit.stacked_table("B2")], backend=backend)
     setting(client, kit, "tips_enabled", True)
     tip(client, kit, "ann", 500)
     tip(client, kit, "ann", 100)

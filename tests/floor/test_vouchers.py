@@ -10,7 +10,6 @@ import pytest
 
 from tablejack.store import Store
 from tablejack.store.policy import Actor, Role
-from tablejack.store.testing import Backend
 from tablejack.store.verify import verify
 from tablejack.store.vouchers import (
     FloorRefusedError,
@@ -22,22 +21,14 @@ from tablejack.store.vouchers import (
     pay_voucher,
     redeem_voucher,
 )
+from tests.support.store import Backend
 
 CASHIER = Actor(Role.CASHIER, "cleo")
-
-
-def post(client: Any, kit: Any, path: str, who: str, **body: Any) -> Any:
-    """POST ``body`` with the token of staff or of a player who is not signed in anywhere."""
-    return client.post(path, json=body, headers=kit.auth(who))
 
 
 def at(client: Any, headers: dict[str, str], path: str, **body: Any) -> Any:
     """POST ``body`` with a player's session at a terminal (``kit.session``)."""
     return client.post(path, json=body, headers=headers)
-
-
-def balance(client: Any, kit: Any, player: str) -> int:
-    return int(client.get("/api/me", headers=kit.auth(player)).json()["balance"])
 
 
 def ledger(client: Any, kit: Any, account: str) -> dict[str, Any]:
@@ -55,16 +46,16 @@ def audit_rules(client: Any, kit: Any) -> list[tuple[str, str]]:
 def test_605a5c_bill_in_voucher_out_and_a_voucher_redeemed_once_anywhere(
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
-    client = make_client([kit.hybrid_table("A1"), kit.hybrid_table("B2")], backend=backend)
+    client = make_client([kit.stacked_table("A1"), kit.stacked_table("B2")], backend=backend)
     cat = kit.session(client, "cat", "EWT-1", "A1")
     # the bill validator of the terminal cat is signed in at reports the bill, not a dealer
-    by_dealer = post(client, kit, "/api/floor/bill-in", "dealer", amount=10_000)
+    by_dealer = kit.post(client, "/api/floor/bill-in", "dealer", amount=10_000)
     assert by_dealer.status_code == 403
     assert (by_dealer.json()["detail"]["code"], by_dealer.json()["detail"]["rule"]) == (
         "role",
         "role: player",
     )
-    assert balance(client, kit, "cat") == 0
+    assert kit.balance(client, "cat") == 0
     assert ledger(client, kit, "cat")["entries"] == []
     refusal = audit(client, kit)[0]
     assert (refusal["kind"], refusal["actor"], refusal["rule"]) == ("role", "dana", "role: player")
@@ -89,7 +80,7 @@ def test_605a5c_bill_in_voucher_out_and_a_voucher_redeemed_once_anywhere(
     redeemed = at(client, bob, "/api/floor/voucher-in", code=code)
     assert redeemed.status_code == 200
     assert (redeemed.json()["kind"], redeemed.json()["amount"]) == ("voucher_in", 7000)
-    assert balance(client, kit, "bob") == kit.credit + 7000
+    assert kit.balance(client, "bob") == kit.credit + 7000
     # the second redemption is refused, logged, and changes nothing
     ann = kit.session(client, "ann", "EWT-1", "A1")
     again = at(client, ann, "/api/floor/voucher-in", code=code)
@@ -97,7 +88,7 @@ def test_605a5c_bill_in_voucher_out_and_a_voucher_redeemed_once_anywhere(
     assert again.json()["detail"]["code"] == "redeemed"
     assert again.json()["detail"]["rule"] == "PA 605a.5(c)"
     assert "EWT-9" in again.json()["detail"]["message"]
-    assert balance(client, kit, "ann") == kit.credit
+    assert kit.balance(client, "ann") == kit.credit
     assert ("redeemed", "PA 605a.5(c)") in audit_rules(client, kit)
     record = client.get("/api/floor/vouchers/000000000001", headers=kit.auth("super")).json()
     assert (record["status"], record["amount"], record["terminal"]) == ("redeemed", 7000, "EWT-1")
@@ -112,10 +103,10 @@ def test_605a5c_bill_in_voucher_out_and_a_voucher_redeemed_once_anywhere(
     ]
     assert ledger(client, kit, "vouchers")["balance"] == 5000
     # the second voucher is cashed at the cage by the cashier (a dealer may not), once
-    refused = post(client, kit, "/api/cage/vouchers", "dealer", code=rest["validation_code"])
+    refused = kit.post(client, "/api/cage/vouchers", "dealer", code=rest["validation_code"])
     assert (refused.status_code, refused.json()["detail"]["code"]) == (403, "role")
     assert ledger(client, kit, "vouchers")["balance"] == 5000
-    cashed = post(client, kit, "/api/cage/vouchers", "cashier", code=rest["validation_code"])
+    cashed = kit.post(client, "/api/cage/vouchers", "cashier", code=rest["validation_code"])
     assert (cashed.status_code, cashed.json()["kind"], cashed.json()["amount"]) == (
         200,
         "voucher_paid",
@@ -123,7 +114,7 @@ def test_605a5c_bill_in_voucher_out_and_a_voucher_redeemed_once_anywhere(
     )
     late = at(client, ann, "/api/floor/voucher-in", code=rest["validation_code"])
     assert (late.status_code, late.json()["detail"]["code"]) == (409, "redeemed")
-    assert balance(client, kit, "ann") == kit.credit
+    assert kit.balance(client, "ann") == kit.credit
     assert ledger(client, kit, "vouchers")["balance"] == 0
     assert [(e["kind"], e["amount"]) for e in ledger(client, kit, "cage")["entries"][:1]] == [
         ("voucher_paid", 5000)
@@ -143,7 +134,7 @@ def test_605a5c_forged_voucher_codes_are_refused_and_logged(make_client: Any, ki
         refused = at(client, bob, "/api/floor/voucher-in", code=forged)
         assert refused.status_code == 409, forged
         assert refused.json()["detail"]["code"] == "forged"
-    assert balance(client, kit, "bob") == kit.credit
+    assert kit.balance(client, "bob") == kit.credit
     assert audit_rules(client, kit).count(("forged", "PA 605a.5(c)")) == 4
     # the real code, with the printed dashes, still pays once
     printed = "-".join(code[i : i + 4] for i in range(0, 18, 4))
@@ -156,14 +147,14 @@ def test_605a2d_a_player_credits_only_bills_at_his_terminal_and_touches_no_other
 ) -> None:
     client = make_client()
     # a player's own token, not a session at a terminal: no bill-in, no cash-out
-    own = post(client, kit, "/api/floor/bill-in", "cat", amount=10_000)
+    own = kit.post(client, "/api/floor/bill-in", "cat", amount=10_000)
     assert (own.status_code, own.json()["detail"]["code"]) == (403, "terminal")
-    plain = post(client, kit, "/api/floor/cash-out", "ann")
+    plain = kit.post(client, "/api/floor/cash-out", "ann")
     assert (plain.status_code, plain.json()["detail"]["code"]) == (403, "terminal")
     # nor credit sold to himself at the cage, nor a bill reported for him by a dealer
-    sold = post(client, kit, "/api/cage/credit", "cat", account="cat", amount=10_000)
+    sold = kit.post(client, "/api/cage/credit", "cat", account="cat", amount=10_000)
     assert (sold.status_code, sold.json()["detail"]["rule"]) == (403, "role: cashier")
-    by_dealer = post(client, kit, "/api/floor/bill-in", "dealer", amount=10_000)
+    by_dealer = kit.post(client, "/api/floor/bill-in", "dealer", amount=10_000)
     assert (by_dealer.status_code, by_dealer.json()["detail"]["code"]) == (403, "role")
     cat = kit.session(client, "cat", "EWT-1", "A1")
     odd_bill = at(client, cat, "/api/floor/bill-in", amount=300)
@@ -182,7 +173,7 @@ def test_605a2d_a_player_credits_only_bills_at_his_terminal_and_touches_no_other
     ann = kit.session(client, "ann", "EWT-2", "A1")
     too_much = at(client, ann, "/api/floor/cash-out", amount=kit.credit + 1)
     assert too_much.json()["detail"]["code"] == "balance"
-    assert (balance(client, kit, "cat"), balance(client, kit, "ann")) == (0, kit.credit)
+    assert (kit.balance(client, "cat"), kit.balance(client, "ann")) == (0, kit.credit)
     assert ledger(client, kit, "cat")["entries"] == []
     assert [e["kind"] for e in ledger(client, kit, "ann")["entries"]] == ["fund"]
     refusals = [(e["kind"], e["actor"], e["rule"]) for e in audit(client, kit)]
@@ -197,7 +188,7 @@ def test_605a4d_a_hand_pay_above_the_limit_needs_a_supervisor_and_a_dealer_may_n
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
     client = make_client(backend=backend)
-    assert post(client, kit, "/api/floor/settings", "dealer").status_code == 405
+    assert kit.post(client, "/api/floor/settings", "dealer").status_code == 405
     # the operator sets the hand-pay limit; a supervisor or a dealer may not
     for who in ("super", "dealer"):
         refused_setting = client.put(
@@ -215,13 +206,13 @@ def test_605a4d_a_hand_pay_above_the_limit_needs_a_supervisor_and_a_dealer_may_n
     assert changed.json()["handpay_limit"] == 50_000
     body = {"account": "ann", "terminal": "EWT-1", "kind": "jackpot"}
     # a dealer pays nothing by hand, even far below the limit
-    by_dealer = post(client, kit, "/api/floor/hand-pay", "dealer", amount=100, **body)
+    by_dealer = kit.post(client, "/api/floor/hand-pay", "dealer", amount=100, **body)
     assert by_dealer.status_code == 403
     assert (by_dealer.json()["detail"]["code"], by_dealer.json()["detail"]["rule"]) == (
         "role",
         "role: supervisor/cashier",
     )
-    over = post(client, kit, "/api/floor/hand-pay", "cashier", amount=60_000, **body)
+    over = kit.post(client, "/api/floor/hand-pay", "cashier", amount=60_000, **body)
     assert over.status_code == 403
     assert over.json()["detail"] == {
         "code": "supervisor",
@@ -229,16 +220,16 @@ def test_605a4d_a_hand_pay_above_the_limit_needs_a_supervisor_and_a_dealer_may_n
         "message": "A hand pay of 60000 cents is above the limit of 50000 cents; a supervisor "
         "must pay it (PA 605a.4(d)).",
     }
-    assert balance(client, kit, "ann") == kit.credit
-    by_player = post(client, kit, "/api/floor/hand-pay", "ann", amount=100, **body)
+    assert kit.balance(client, "ann") == kit.credit
+    by_player = kit.post(client, "/api/floor/hand-pay", "ann", amount=100, **body)
     assert by_player.status_code == 403
     assert [e["kind"] for e in ledger(client, kit, "ann")["entries"]] == ["fund"]
     assert (
-        post(client, kit, "/api/floor/hand-pay", "super", amount=60_000, **body).json()["balance"]
+        kit.post(client, "/api/floor/hand-pay", "super", amount=60_000, **body).json()["balance"]
         == kit.credit - 60_000
     )
     cancelled = dict(body, kind="cancelled_credit")
-    paid = post(client, kit, "/api/floor/hand-pay", "cashier", amount=40_000, **cancelled)
+    paid = kit.post(client, "/api/floor/hand-pay", "cashier", amount=40_000, **cancelled)
     assert paid.json()["balance"] == 0
     refusals = [(e["kind"], e["actor"], e["rule"]) for e in audit(client, kit)]
     assert ("supervisor", "cleo", "PA 605a.4(d)") in refusals
@@ -269,7 +260,7 @@ def test_605a5c_above_the_voucher_limit_the_terminal_issues_no_voucher(
     ann = kit.session(client, "ann", "EWT-1", "A1")
     refused = at(client, ann, "/api/floor/cash-out")
     assert refused.json()["detail"]["code"] == "handpay"
-    assert balance(client, kit, "ann") == kit.credit
+    assert kit.balance(client, "ann") == kit.credit
     assert (
         client.get("/api/floor/vouchers/000000000001", headers=kit.auth("super")).status_code == 404
     )

@@ -18,29 +18,20 @@ from typing import Any
 
 from tablejack.core.rules import ClassicRules
 from tablejack.games import GAMES
-from tablejack.games.hybrid_rules import HybridRules
 from tablejack.games.multi_action import MultiActionRules
 from tablejack.server.duties.terminal_features import CONFIRM_RULE
 from tablejack.server.table import AUTOMATION_RULE, TableConfig
-from tablejack.store.testing import Backend
+from tests.support.floor import phase, stacked_table
+from tests.support.store import Backend
 
 # seat 1 (ann) 10S 7H = 17 against the dealer's 9D and hole 9C: the seat decides
 CLASSIC_ORDER = "10S 9D 7H 9C"
-# position 1 (ann): 10S 5C; position 2 (bob): 9H 9C; dealer 6D + hole 10H; then 4S 8D
-ORDER = "10S 9H 6D 5C 9C 10H 4S 8D"
 
 
 def slow_table(**options: Any) -> TableConfig:
-    """A version A table whose 30-second clock never runs out during a test."""
-    options.setdefault("automated", False)
-    options.setdefault("require_procedures", False)
-    options.setdefault("cards", ORDER)
-    return TableConfig("A1", HybridRules(countdown_seconds=30), **options)
-
-
-def phase(message: dict[str, Any]) -> str | None:
-    view = message.get("view")
-    return None if view is None else str(view["phase"])
+    """A version A table dealt :data:`ORDER` (position 1 (ann): 10S 5C; position 2 (bob): 9H
+    9C; dealer 6D + hole 10H; then 4S 8D) whose 30-second clock never runs out during a test."""
+    return stacked_table(countdown=30, **options)
 
 
 def dealer(client: Any, kit: Any, command: str, table: str = "A1") -> Any:

@@ -1,6 +1,7 @@
 """Fixtures of the security tests: a floor on each backend whose checkpoints are signed with a
-key kept outside the database, the people of a floor (players, dealer, supervisor, cashier,
-operator), registered terminals, and what an attacker with the database owner's rights can do."""
+key kept outside the database, the people of the tests' floor (:mod:`tests.support.floor`)
+with terminals registered up front, and what an attacker with the database owner's rights can
+do."""
 
 from __future__ import annotations
 
@@ -22,47 +23,25 @@ from tablejack.server.http.trust import CheckpointSettings
 from tablejack.server.table import TableConfig
 from tablejack.store import Store
 from tablejack.store.keys import generate_key_pair, load_public_key
-from tablejack.store.testing import Backend
 from tablejack.store.verify import Report, verify
+from tests.support.floor import ORDER, TOKENS, auth
+from tests.support.floor import setup_floor as seed
+from tests.support.store import Backend
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
-TOKENS = {
-    "ann": "tok-ann",
-    "bob": "tok-bob",
-    "dealer": "tok-dealer",
-    "super": "tok-super",
-    "cashier": "tok-cashier",
-    "operator": "tok-operator",
-}
-CREDIT = 100_000
-# position 1 (ann): 10S 5C, hits 4S = 19, stands; position 2 (bob): 9H 9C stands on the
-# countdown; dealer 6D + hole 10H, draws 8D: 24, busts — both blackjack wagers win 1 to 1
-ORDER = "10S 9H 6D 5C 9C 10H 4S 8D"
 TERMINALS = {"EWT-1": "key-EWT-1", "EWT-2": "key-EWT-2", "EWT-3": "key-EWT-3"}
 
 
 async def setup_floor(floor: Floor) -> None:
-    """ann and bob with $1,000.00 each; a dealer, a supervisor, a cashier and an operator;
-    terminals EWT-1..3 at table A1 with their device credentials."""
-    for player in ("ann", "bob"):
-        await floor.add_player(player, CREDIT, TOKENS[player])
-    for role, subject, key in (
-        ("dealer", "dana", "dealer"),
-        ("supervisor", "sam", "super"),
-        ("cashier", "cleo", "cashier"),
-        ("operator", "olga", "operator"),
-    ):
-        await floor.issue_token(role, subject, TOKENS[key])
+    """The tests' seed (:func:`tests.support.floor.setup_floor`: ann and bob with $1,000.00
+    each, cat with nothing, a dealer, a supervisor, a cashier and an operator) and terminals
+    EWT-1..3 at table A1 with their device credentials."""
+    await seed(floor)
     for terminal, key in TERMINALS.items():
         await floor.register_terminal(terminal, "A1", key=key)
-
-
-def auth(who: str) -> dict[str, str]:
-    """The Authorization header of a test identity."""
-    return {"Authorization": f"Bearer {TOKENS[who]}"}
 
 
 @dataclass

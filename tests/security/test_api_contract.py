@@ -32,9 +32,10 @@ from tablejack.server.app import create_app
 from tablejack.server.support.contract import AMOUNT_MAX, COUNT_MAX, ERRORS, LIMIT_MAX, SECONDS_MAX
 from tablejack.server.table import TableConfig
 from tablejack.store import Store
-from tablejack.store.testing import Backend
+from tests.support.floor import ORDER, TOKENS, auth
+from tests.support.store import Backend
 
-from .conftest import ORDER, TOKENS, Floorkit, auth, setup_floor
+from .conftest import Floorkit, setup_floor
 
 SEED = 633
 """The run's seed (with deterministic generation: the same cases every run)."""

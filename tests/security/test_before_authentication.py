@@ -24,9 +24,10 @@ from tablejack.server.socket.gate import GateLimits
 from tablejack.server.support.bounds import BODY_MAX_BYTES, ECHO_MAX_CHARS, LimitBody
 from tablejack.store import Store
 from tablejack.store.db import AUDIT_MESSAGE_MAX
-from tablejack.store.testing import Backend
+from tests.support.floor import TOKENS, auth
+from tests.support.store import Backend
 
-from .conftest import TOKENS, Floorkit, auth, setup_floor
+from .conftest import Floorkit, setup_floor
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

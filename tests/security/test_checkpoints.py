@@ -20,10 +20,11 @@ from tablejack.server.table import TableConfig
 from tablejack.store import Store
 from tablejack.store.checkpoints import leaf, merkle_root, read_checkpoint_file
 from tablejack.store.keys import SignatureError, generate_key_pair, load_public_key
-from tablejack.store.testing import Backend
 from tablejack.store.verify import verify
+from tests.support.floor import auth
+from tests.support.store import Backend
 
-from .conftest import Floorkit, auth, setup_floor
+from .conftest import Floorkit, setup_floor
 
 
 def _h(data: bytes) -> bytes:

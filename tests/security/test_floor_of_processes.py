@@ -35,12 +35,12 @@ from tablejack.server.socket.proxy import (
     caller_host,
     hop_proof,
 )
-from tablejack.server.support.testing import free_port, start_serve, wait_listening
 from tablejack.store import Store
 from tablejack.store import credentials as creds
 from tablejack.store.policy import Actor, Role
-from tablejack.store.testing import Backend
 from tablejack.store.vouchers import register_terminal
+from tests.support.serve import free_port, start_serve, wait_listening
+from tests.support.store import Backend
 
 SETUP = Actor(Role.OPERATOR, "set-up")
 STAFF = {"dealer": "tok-dealer", "supervisor": "tok-super", "operator": "tok-operator"}

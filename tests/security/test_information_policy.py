@@ -30,7 +30,7 @@ from tablejack.games.multi_action import MultiActionRules
 from tablejack.server.app import create_app
 from tablejack.server.floor.floor import Floor
 from tablejack.server.table import TableConfig
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 from .conftest import Socketkit
 

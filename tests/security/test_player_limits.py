@@ -30,10 +30,11 @@ from tablejack.store.models import LEDGER
 from tablejack.store.policy import Actor, Role
 from tablejack.store.protections import self_exclude, set_limits
 from tablejack.store.settings import DEFAULT_SETTINGS
-from tablejack.store.testing import Backend
 from tablejack.store.wager_limits import DEFAULT_START_HOUR, LIMIT_RULE, Usage, day_start
+from tests.support.floor import CREDIT, TOKENS, auth
+from tests.support.store import Backend
 
-from .conftest import CREDIT, TOKENS, Socketkit, auth
+from .conftest import Socketkit
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

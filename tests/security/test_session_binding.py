@@ -22,8 +22,9 @@ from tablejack.server.support import auth as auth_module
 from tablejack.store import Store
 from tablejack.store.policy import Actor, Role
 from tablejack.store.vouchers import register_terminal
+from tests.support.floor import TOKENS, auth
 
-from .conftest import TERMINALS, TOKENS, Floorkit, Socketkit, auth
+from .conftest import TERMINALS, Floorkit, Socketkit
 
 NEW = "EWT-9"
 
@@ -249,7 +250,7 @@ def test_605a4d_verify_log_finds_a_session_rebound_behind_the_server(floor: Floo
     async def rebind(store: Store) -> None:
         from sqlalchemy import text
 
-        from tablejack.store.testing import drop_guards
+        from tests.support.store import drop_guards
 
         await drop_guards(store)
         async with store.engine.begin() as connection:

@@ -66,8 +66,8 @@ from tablejack.store.policy import (
     account_kind_of,
 )
 from tablejack.store.settings import DEFAULT_SETTINGS, set_floor_setting
-from tablejack.store.testing import Backend
 from tablejack.store.verify import verify
+from tests.support.store import Backend
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

@@ -19,9 +19,10 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tablejack.store import GENESIS, Store, chain_hash
-from tablejack.store.testing import drop_guards
+from tests.support.floor import auth
+from tests.support.store import drop_guards
 
-from .conftest import Floorkit, auth
+from .conftest import Floorkit
 
 
 def play_floor(floor: Floorkit) -> dict[str, Any]:

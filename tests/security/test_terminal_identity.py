@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 from starlette.websockets import WebSocketDisconnect
 
-from .conftest import TERMINALS, TOKENS, Floorkit, Socketkit, auth
+from tests.support.floor import TOKENS, auth
+
+from .conftest import TERMINALS, Floorkit, Socketkit
 
 
 def refused_hello(floor: Floorkit, hello: dict[str, Any]) -> dict[str, Any]:

@@ -22,9 +22,10 @@ from tablejack.server.support import auth as auth_module
 from tablejack.server.table import TableConfig
 from tablejack.store import Store
 from tablejack.store.policy import PERMISSIONS, Role
-from tablejack.store.testing import Backend
+from tests.support.floor import TOKENS, auth
+from tests.support.store import Backend
 
-from .conftest import TOKENS, Floorkit, Socketkit, auth, setup_floor
+from .conftest import Floorkit, Socketkit, setup_floor
 
 
 def test_605a4d_tokens_are_kept_as_their_sha256_only(floor: Floorkit) -> None:
@@ -219,7 +220,7 @@ def test_a_token_deleted_from_the_database_stops_working(floor: Floorkit) -> Non
         )
 
         async def delete(store: Store) -> None:
-            from tablejack.store.testing import drop_guards
+            from tests.support.store import drop_guards
 
             await drop_guards(store)
             async with store.engine.begin() as connection:

@@ -15,9 +15,10 @@ import pytest
 from sqlalchemy import text
 
 from tablejack.store import Store
-from tablejack.store.testing import drop_guards
+from tests.support.floor import auth
+from tests.support.store import drop_guards
 
-from .conftest import Floorkit, auth
+from .conftest import Floorkit
 
 
 def tamper(floor: Floorkit, *statements: str | tuple[str, dict[str, Any]]) -> None:

@@ -11,9 +11,8 @@ from typer.testing import CliRunner
 
 from tablejack.cli import app
 from tablejack.store import Store
-from tablejack.store.testing import drop_guards
-
-ORDER = "10S 9H 6D 5C 9C 10H 4S 8D"
+from tests.support.floor import ORDER
+from tests.support.store import drop_guards
 
 
 def play_one_round(make_client: Any, kit: Any, db: str) -> None:

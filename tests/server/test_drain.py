@@ -18,7 +18,7 @@ import pytest
 
 from tablejack.server.socket.botclient import Timings
 from tablejack.store import Store
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 from .test_floor_failover import (
     TABLES,

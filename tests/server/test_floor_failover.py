@@ -29,16 +29,15 @@ import pytest
 from sqlalchemy import text
 
 from tablejack.server.socket.botclient import Timings, run_bot
-from tablejack.server.support.testing import free_port, start_serve, wait_listening
 from tablejack.store import Store
 from tablejack.store import credentials as creds
 from tablejack.store.keys import generate_key_pair, load_public_key
 from tablejack.store.policy import Actor, Role
-from tablejack.store.testing import Backend
 from tablejack.store.verify import verify
 from tablejack.store.vouchers import register_terminal
-
-from .conftest import account_for_rounds
+from tests.support.ledger import account_for_rounds
+from tests.support.serve import free_port, start_serve, wait_listening
+from tests.support.store import Backend
 
 pytestmark = pytest.mark.slow
 

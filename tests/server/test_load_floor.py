@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 pytestmark = pytest.mark.slow
 

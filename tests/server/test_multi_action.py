@@ -7,7 +7,7 @@ from typing import Any
 
 from tablejack.games.multi_action import MultiActionRules
 from tablejack.server.table import TableConfig
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 # ann (seat 1): 10S 5C, hits 4S = 19; bob (seat 2): 6H 5D = 11, doubles spots 1 and 3: 9C = 20;
 # dealer first card 6D; round 1: 10H 8D (bust); round 2: 10C 5H (21); round 3: KD 2C (18)

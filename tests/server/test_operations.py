@@ -17,10 +17,10 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from tablejack.server.support import logs, testing
-from tablejack.store.testing import Backend
-
-ORDER = "10S 9H 6D 5C 9C 10H 4S 8D"
+from tablejack.server.support import logs
+from tests.support import serve
+from tests.support.floor import ORDER
+from tests.support.store import Backend
 
 
 def scrape(client: Any, headers: dict[str, str]) -> dict[tuple[str, tuple[Any, ...]], float]:
@@ -189,9 +189,9 @@ def test_serve_logs_json_lines_without_the_token_of_a_url_and_drains_on_sigterm(
     """A real ``serve --log-format json --log-level info``: every line of its standard error
     is one JSON object; the access line of a request with ``?token=`` in its URL does not hold
     the token; SIGTERM drains it (an idle floor: at once) and it exits cleanly."""
-    port = testing.free_port()
+    port = serve.free_port()
     log = tmp_path / "serve.log"
-    process = testing.start_serve(
+    process = serve.start_serve(
         [
             "--unsigned", "--demo", "--db", str(tmp_path / "floor.sqlite"), "--port", str(port),
             "--log-format", "json", "--log-level", "info",
@@ -199,7 +199,7 @@ def test_serve_logs_json_lines_without_the_token_of_a_url_and_drains_on_sigterm(
         log,
     )  # fmt: skip
     try:
-        testing.wait_listening(process, port, log)
+        serve.wait_listening(process, port, log)
         secret = "tok-s3cr3t-in-a-url"
         request = urllib.request.Request(
             f"http://127.0.0.1:{port}/api/tables?token={secret}",

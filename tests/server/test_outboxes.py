@@ -189,7 +189,7 @@ def test_a_client_that_reads_nothing_is_dropped_and_frees_its_socket() -> None:
     import uvicorn
 
     from tablejack.server.socket.transport import ABORT, WRITABLE, protocol_class
-    from tablejack.server.support.testing import free_port
+    from tests.support.serve import free_port
 
     port = free_port()
     outcome: dict[str, Any] = {}

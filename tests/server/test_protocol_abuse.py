@@ -10,8 +10,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from tablejack.server.socket.gate import GateLimits
 from tablejack.server.support.protocol import PROTOCOL_VERSION
-
-ORDER = "10S 9H 6D 5C 9C 10H 4S 8D"
+from tests.support.floor import ORDER
 
 
 def open_round(client: Any, kit: Any, table: str = "A1") -> None:
@@ -34,10 +33,6 @@ def audit_rows(client: Any, kit: Any, kind: str) -> list[dict[str, Any]]:
     return [row for row in rows if row["kind"] == kind]
 
 
-def balance(client: Any, kit: Any, who: str = "ann") -> int:
-    return int(client.get("/api/me", headers=kit.auth(who)).json()["balance"])
-
-
 def test_malformed_json_gets_an_error_frame_and_the_socket_stays_open(
     make_client: Any, kit: Any
 ) -> None:
@@ -52,11 +47,11 @@ def test_malformed_json_gets_an_error_frame_and_the_socket_stays_open(
             "protocol: JSON",
         )
         assert refused["message"].startswith("A frame is one JSON object; this one is not JSON")
-        assert balance(client, kit) == kit.credit
+        assert kit.balance(client, "ann") == kit.credit
         # the socket still works: the next valid requests are acknowledged
         assert ann.request({"type": "position", "position": 1})["type"] == "ack"
         assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
-    assert balance(client, kit) == kit.credit - 1000
+    assert kit.balance(client, "ann") == kit.credit - 1000
     [row] = audit_rows(client, kit, "malformed")
     assert (row["actor"], row["terminal"], row["rule"]) == ("ann", "EWT-1", "protocol")
     assert "not JSON" in row["message"]
@@ -85,9 +80,9 @@ def test_a_wager_amount_that_is_not_whole_positive_cents_gets_an_error_frame_nam
         )
         state = client.get("/api/tables/A1/state", headers=kit.auth("dealer")).json()
         assert state["view"]["wagers"] == []
-        assert balance(client, kit) == kit.credit
+        assert kit.balance(client, "ann") == kit.credit
         assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
-    assert balance(client, kit) == kit.credit - 1000
+    assert kit.balance(client, "ann") == kit.credit - 1000
     [row] = audit_rows(client, kit, "malformed")
     assert "protocol: amount" in row["message"]
 
@@ -105,7 +100,7 @@ def test_a_wager_amount_above_the_protocol_maximum_is_refused_naming_the_maximum
         )
         ann.send({"type": "ping"}, "p-1")  # the socket still answers
         assert ann.until(lambda m: m["type"] == "pong")["id"] == "p-1"
-    assert balance(client, kit) == kit.credit
+    assert kit.balance(client, "ann") == kit.credit
     assert len(audit_rows(client, kit, "malformed")) == 1
 
 
@@ -145,7 +140,7 @@ def test_control_characters_unknown_types_unknown_fields_and_bad_frames_get_erro
         early = ann.request({"type": "action", "verb": "hit"})  # the wrong phase: the rule
         assert (early["code"], early["rule"]) == ("illegal", "PA 633c.5(l)")
         assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
-    assert balance(client, kit) == kit.credit - 1000
+    assert kit.balance(client, "ann") == kit.credit - 1000
     [row] = audit_rows(client, kit, "malformed")
     assert row["message"].startswith("6 malformed messages from ann at EWT-1")
     assert "\x00" not in row["message"]
@@ -164,7 +159,7 @@ def test_repeated_garbage_closes_the_socket_with_1008_and_is_audited_once(
             while True:
                 ann.socket.receive_json()
         assert (closed.value.code, closed.value.reason) == (1008, "repeated malformed messages")
-    assert balance(client, kit) == kit.credit
+    assert kit.balance(client, "ann") == kit.credit
     [row] = audit_rows(client, kit, "malformed")
     assert row["message"].startswith("21 malformed messages from ann at EWT-1")
     assert row["message"].endswith("the socket was closed (1008 repeated malformed messages)")
@@ -332,6 +327,7 @@ def test_a_repeated_command_id_is_answered_not_applied_twice(make_client: Any, k
 
 def test_a_wager_above_the_balance_is_refused(make_client: Any, kit: Any) -> None:
     client = make_client([kit.hybrid_table(cards=ORDER)])
+    kit.fund(client, "cat", 1500)  # cat holds $15
     open_round(client, kit)
     with kit.connect(client, "cat", "EWT-3", "A1") as cat:
         cat.request({"type": "position", "position": 1})

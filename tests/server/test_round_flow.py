@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tablejack.store.testing import Backend
+from tests.support.floor import ORDER
+from tests.support.store import Backend
 
-# position 1 (ann): 10S 5C; position 2 (bob): 9H 9C; dealer 6D + hole 10H; C1 4S; dealer 8D
-ORDER = "10S 9H 6D 5C 9C 10H 4S 8D"
+# ORDER: position 1 (ann): 10S 5C; position 2 (bob): 9H 9C; dealer 6D + hole 10H; C1 4S; dealer 8D
 
 
 def dealer_command(client: Any, command: str, card: str | None = None) -> Any:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tablejack.server.support.testing import SERVE, free_port, start_serve, wait_listening
+from tests.support.serve import SERVE, free_port, start_serve, wait_listening
 
 pytestmark = pytest.mark.slow
 

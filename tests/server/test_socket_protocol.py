@@ -23,7 +23,7 @@ from tablejack.server.socket.transport import (
     event_loop,
     protocol_class,
 )
-from tablejack.server.support.testing import free_port, start_serve, wait_listening
+from tests.support.serve import free_port, start_serve, wait_listening
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the server extra has no uvloop on Windows")

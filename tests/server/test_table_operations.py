@@ -22,12 +22,8 @@ class Clock:
         return self.now
 
 
-def post(client: Any, kit: Any, path: str, who: str, **body: Any) -> Any:
-    return client.post(path, json=body, headers=kit.auth(who))
-
-
 def dealer(client: Any, kit: Any, command: str, card: str | None = None, table: str = "A1") -> Any:
-    return post(client, kit, f"/api/tables/{table}/dealer", "dealer", command=command, card=card)
+    return kit.post(client, f"/api/tables/{table}/dealer", "dealer", command=command, card=card)
 
 
 def test_633c5_d_g_i_the_table_refuses_to_deal_until_the_procedures_are_done(
@@ -37,17 +33,17 @@ def test_633c5_d_g_i_the_table_refuses_to_deal_until_the_procedures_are_done(
     client = make_client([kit.hybrid_table(require_procedures=True)], clock=clock)
     refused = dealer(client, kit, "open-round").json()["detail"]
     assert refused["rule"] == "PA 633c.5(d)"
-    post(client, kit, "/api/tables/A1/procedures/reader-inspection", "super", result="ok")
+    kit.post(client, "/api/tables/A1/procedures/reader-inspection", "super", result="ok")
     assert dealer(client, kit, "open-round").json()["detail"]["rule"] == "PA 633c.5(g)"
-    post(client, kit, "/api/tables/A1/procedures/decks", "dealer", decks=6)
+    kit.post(client, "/api/tables/A1/procedures/decks", "dealer", decks=6)
     assert dealer(client, kit, "open-round").json()["detail"]["rule"] == "PA 633c.5(i)"
-    post(client, kit, "/api/tables/A1/procedures/deck-inspection", "super", dealer="dana")
+    kit.post(client, "/api/tables/A1/procedures/deck-inspection", "super", dealer="dana")
     assert dealer(client, kit, "open-round").json() == {"ok": True, "round_id": "A1-000001"}
     # a day later: the decks are 24 hours old and a new gaming day needs a new inspection
     clock.now += 24 * HOUR
     state = client.get("/api/tables/A1/procedures", headers=kit.auth("super")).json()
     assert state["reader_inspected"] is False
-    post(client, kit, "/api/tables/A1/procedures/reader-inspection", "super", result="ok")
+    kit.post(client, "/api/tables/A1/procedures/reader-inspection", "super", result="ok")
     state = client.get("/api/tables/A1/procedures", headers=kit.auth("super")).json()
     assert "24 hours old" in state["problem"]
     assert [h["kind"] for h in state["history"]] == [
@@ -93,7 +89,7 @@ def test_a_card_not_asked_for_stops_the_round_and_the_void_refunds_every_wager(
     tables = client.get("/api/tables", headers=kit.auth("super")).json()
     assert tables[0]["status"] == "halted"
     assert dealer(client, kit, "close-wagering").json()["detail"]["code"] == "halted"
-    voided = post(client, kit, "/api/tables/A1/void", "super", reason="card not asked for")
+    voided = kit.post(client, "/api/tables/A1/void", "super", reason="card not asked for")
     assert voided.json() == {"ok": True, "voided": "A1-000001"}
     assert client.get("/api/me", headers=kit.auth("ann")).json()["balance"] == 100_000
     recall = client.get("/api/rounds/A1-000001", headers=kit.auth("super")).json()

@@ -27,7 +27,7 @@ from websockets.sync.client import connect
 
 from tablejack.cli import app
 from tablejack.server.support import integrity
-from tablejack.server.support.testing import free_port, wait_listening
+from tests.support.serve import free_port, wait_listening
 
 runner = CliRunner()
 

@@ -11,13 +11,9 @@ from typing import Any
 import pytest
 
 from tablejack.store import Step, Store
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 DISK = "OSError: disk I/O error"
-
-
-def post(client: Any, kit: Any, path: str, who: str, **body: Any) -> Any:
-    return client.post(path, json=body, headers=kit.auth(who))
 
 
 def staff(client: Any, kit: Any, table: str = "A1") -> dict[str, Any]:
@@ -35,18 +31,6 @@ def recall(client: Any, kit: Any, round_id: str) -> dict[str, Any]:
 
 def audit_kinds(client: Any, kit: Any) -> list[str]:
     return [a["kind"] for a in client.get("/api/audit", headers=kit.auth("super")).json()]
-
-
-def eventually(check: Any, seconds: float = 10.0) -> Any:
-    import time
-
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError("not reached in time")
 
 
 class FailOnce:
@@ -68,7 +52,7 @@ class FailOnce:
 
 def wager_round(client: Any, kit: Any) -> None:
     """ann $10 and bob $20 + a $5 Buzzer Beater in round A1-000001, still wagering."""
-    eventually(lambda: staff(client, kit)["round_id"] == "A1-000001")
+    kit.eventually(lambda: staff(client, kit)["round_id"] == "A1-000001")
     with (
         kit.connect(client, "ann", "EWT-1", "A1") as ann,
         kit.connect(client, "bob", "EWT-2", "A1") as bob,
@@ -98,7 +82,7 @@ def test_a_void_the_store_fails_holds_the_round_and_the_retry_refunds_exactly_on
     failing = FailOnce(store.commit, "voided")
     monkeypatch.setattr(store, "commit", failing)
 
-    refused = post(client, kit, "/api/tables/A1/void", "super", reason="shoe dropped")
+    refused = kit.post(client, "/api/tables/A1/void", "super", reason="shoe dropped")
     assert refused.status_code == 503
     assert refused.json()["detail"] == {
         "code": "storage_error",
@@ -127,14 +111,14 @@ def test_a_void_the_store_fails_holds_the_round_and_the_retry_refunds_exactly_on
         assert (refused_wager["code"], refused_wager["rule"]) == ("halted", "PA 633a.14")
     assert {"void_failed", "storage_error"} <= set(audit_kinds(client, kit))
     assert (
-        post(client, kit, "/api/tables/A1/dealer", "dealer", command="open-round").json()["detail"][
+        kit.post(client, "/api/tables/A1/dealer", "dealer", command="open-round").json()["detail"][
             "code"
         ]
         == "table"
     )
 
     # the supervisor voids it again: every wager refunded once, the next round opens by itself
-    voided = post(client, kit, "/api/tables/A1/void", "super", reason="shoe dropped")
+    voided = kit.post(client, "/api/tables/A1/void", "super", reason="shoe dropped")
     assert voided.json() == {"ok": True, "voided": "A1-000001"}
     assert failing.failed == 1
     assert (balance(client, kit, "ann"), balance(client, kit, "bob")) == (100_000, 100_000)
@@ -143,7 +127,7 @@ def test_a_void_the_store_fails_holds_the_round_and_the_retry_refunds_exactly_on
     events = recall(client, kit, "A1-000001")["events"]
     assert [e["kind"] for e in events].count("void") == 1
     assert sorted(r["amount"] for r in events[-1]["payload"]["refunds"]) == [500, 1000, 2000]
-    resumed = eventually(lambda: (s := staff(client, kit))["round_id"] == "A1-000002" and s)
+    resumed = kit.eventually(lambda: (s := staff(client, kit))["round_id"] == "A1-000002" and s)
     assert (resumed["status"], resumed["waiting_for"]) == ("open", None)
     assert client.get("/api/verify-log", headers=kit.auth("super")).json()["ok"] is True
 
@@ -156,14 +140,14 @@ def test_a_void_written_although_the_store_answered_an_error_is_not_refunded_twi
     wager_round(client, kit)
     failing = FailOnce(store.commit, "voided", written=True)
     monkeypatch.setattr(store, "commit", failing)
-    voided = post(client, kit, "/api/tables/A1/void", "super", reason="shoe dropped")
+    voided = kit.post(client, "/api/tables/A1/void", "super", reason="shoe dropped")
     assert voided.json() == {"ok": True, "voided": "A1-000001"}  # found in the log
     assert failing.failed == 1
     assert (balance(client, kit, "ann"), balance(client, kit, "bob")) == (100_000, 100_000)
     assert balance(client, kit, "escrow:A1") == 0
     events = recall(client, kit, "A1-000001")["events"]
     assert [e["kind"] for e in events].count("void") == 1
-    eventually(lambda: staff(client, kit)["round_id"] == "A1-000002")
+    kit.eventually(lambda: staff(client, kit)["round_id"] == "A1-000002")
     assert client.get("/api/verify-log", headers=kit.auth("super")).json()["ok"] is True
 
 
@@ -172,7 +156,7 @@ def test_a_restart_whose_void_the_store_fails_starts_and_holds_the_round_for_the
 ) -> None:
     db = str(tmp_path / "recover.db")
     first = make_client([kit.hybrid_table(countdown=30)], db=db)
-    post(first, kit, "/api/tables/A1/dealer", "dealer", command="open-round")
+    kit.post(first, "/api/tables/A1/dealer", "dealer", command="open-round")
     with kit.connect(first, "bob", "EWT-2", "A1") as bob:
         bob.request({"type": "position", "position": 3})
         assert bob.request({"type": "wager", "kind": "blackjack", "amount": 2500})["ok"]
@@ -193,7 +177,7 @@ def test_a_restart_whose_void_the_store_fails_starts_and_holds_the_round_for_the
     )
     assert balance(second, kit, "bob") == 97_500
     assert recall(second, kit, "A1-000001")["status"] == "open"
-    voided = post(second, kit, "/api/tables/A1/void", "super", reason="restart")
+    voided = kit.post(second, "/api/tables/A1/void", "super", reason="restart")
     assert voided.json() == {"ok": True, "voided": "A1-000001"}
     assert balance(second, kit, "bob") == 100_000
     assert balance(second, kit, "escrow:A1") == 0
@@ -206,12 +190,12 @@ def test_an_irregularity_the_store_fails_to_write_still_halts_and_tilts_the_tabl
 ) -> None:
     client = make_client([kit.hybrid_table(source="reader")], backend=backend)
     store = client.app.state.floor.store
-    post(client, kit, "/api/tables/A1/dealer", "dealer", command="open-round")
+    kit.post(client, "/api/tables/A1/dealer", "dealer", command="open-round")
     with kit.connect(client, "ann", "EWT-1", "A1") as ann:
         ann.request({"type": "position", "position": 1})
         assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
     monkeypatch.setattr(store, "commit", FailOnce(store.commit, "irregular"))
-    refused = post(client, kit, "/api/tables/A1/dealer", "dealer", command="card", card="AS")
+    refused = kit.post(client, "/api/tables/A1/dealer", "dealer", command="card", card="AS")
     assert refused.status_code == 409  # the refusal, not a 500
     assert refused.json()["detail"]["code"] == "irregularity"
     held = staff(client, kit)
@@ -224,11 +208,11 @@ def test_an_irregularity_the_store_fails_to_write_still_halts_and_tilts_the_tabl
     )
     assert held["view"]["phase"] == "wagering"  # the card was not applied
     assert balance(client, kit, "ann") == 99_000
-    voided = post(client, kit, "/api/tables/A1/void", "super", reason="card not asked for")
+    voided = kit.post(client, "/api/tables/A1/void", "super", reason="card not asked for")
     assert voided.json() == {"ok": True, "voided": "A1-000001"}
     assert balance(client, kit, "ann") == 100_000
     assert staff(client, kit)["waiting_for"] == "a supervisor to clear the tilt card_not_requested"
-    cleared = post(client, kit, "/api/tables/A1/clear", "super", code="other", reason="misread")
+    cleared = kit.post(client, "/api/tables/A1/clear", "super", code="other", reason="misread")
     assert cleared.json()["status"] == "open"
     assert staff(client, kit)["waiting_for"] is None
     assert client.get("/api/verify-log", headers=kit.auth("super")).json()["ok"] is True

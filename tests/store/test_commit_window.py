@@ -9,8 +9,8 @@ import asyncio
 import time
 
 from tablejack.store import EventIn, InsufficientFundsError, Step, Store
-from tablejack.store.testing import TABLE_T1, Backend, seed_two_players, wager_step
 from tablejack.store.verify import verify_chains
+from tests.support.store import TABLE_T1, Backend, seed_two_players, wager_step
 
 
 async def _floor(store: Store) -> None:

@@ -16,7 +16,7 @@ from tablejack.store import EventIn, Fence, FencedError, Step, Store, Transfer
 from tablejack.store.leases import LeaseError, Leases
 from tablejack.store.policy import Actor, Role
 from tablejack.store.protections import open_locks
-from tablejack.store.testing import Backend
+from tests.support.store import Backend
 
 CASHIER = Actor(Role.CASHIER, "cleo")
 TABLE = Actor(Role.TABLE, "T1")

@@ -24,7 +24,8 @@ from tablejack.store import (
 )
 from tablejack.store.models import Base
 from tablejack.store.policy import MOVEMENTS
-from tablejack.store.testing import (
+from tablejack.store.verify import verify_chains
+from tests.support.store import (
     CAGE_CLERK,
     TABLE_T1,
     Backend,
@@ -32,7 +33,6 @@ from tablejack.store.testing import (
     seed_two_players,
     wager_step,
 )
-from tablejack.store.verify import verify_chains
 
 
 def test_migration_creates_exactly_the_models(backend: Backend) -> None:

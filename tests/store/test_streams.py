@@ -17,8 +17,8 @@ from tablejack.store import EventIn, Step, Store, Transfer
 from tablejack.store.db import InvariantError
 from tablejack.store.policy import Actor, Role
 from tablejack.store.protections import lock_terminal, open_locks
-from tablejack.store.testing import Backend
 from tablejack.store.verify import verify
+from tests.support.store import Backend
 
 CASHIER = Actor(Role.CASHIER, "cleo")
 TABLES = ("T1", "T2", "T3", "T4")

@@ -14,8 +14,8 @@ from tablejack.store import EventIn, Fence, FencedError, Step, Store, Transfer
 from tablejack.store.db import InsufficientFundsError, InvariantError
 from tablejack.store.leases import Leases
 from tablejack.store.policy import Actor, Role
-from tablejack.store.testing import Backend
 from tablejack.store.verify import verify
+from tests.support.store import Backend
 
 CASHIER = Actor(Role.CASHIER, "cleo")
 TABLE = Actor(Role.TABLE, "T1")

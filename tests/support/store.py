@@ -1,5 +1,7 @@
-"""Backends for the store's contract tests — an SQLite file and a PostgreSQL schema — and the
-small floor several of them write to (:func:`seed_two_players`, :func:`wager_step`).
+"""The databases of the tests — an SQLite file and a PostgreSQL schema (:class:`Backend`, the
+``backend`` and ``postgres`` fixtures of :mod:`tests.support.fixtures`) — what someone with the
+database owner's rights can do to them (:func:`drop_guards`), and the small floor the store's
+contract tests write to (:func:`seed_two_players`, :func:`wager_step`).
 
 The PostgreSQL backend uses ``TABLEJACK_TEST_POSTGRES`` (default
 ``postgresql://postgres@127.0.0.1:5432/test``) and a fresh schema per test, dropped afterwards.
@@ -19,7 +21,7 @@ from typing import TypeVar
 
 from sqlalchemy import text
 
-from tablejack.store.db import EventIn, Step, Store, Transfer
+from tablejack.store import EventIn, Step, Store, Transfer
 from tablejack.store.policy import Actor, Role
 
 __all__ = [
