@@ -3,7 +3,8 @@
 confirmation that names the amount, and gets a printable ticket whose barcode (Interleaved
 2 of 5, read back here bar by bar) carries the validation number; the cashier scans that
 number into the cage's page, sees the voucher's amount and state, redeems it once, and is
-refused a second time and for an unknown number. Every staff page's heading names its role;
+refused a second time and for an unknown number. The cashier also sells a voucher for cash,
+prints its ticket, and a player's terminal takes it in. Every staff page's heading names its role;
 the operator's page has no tilts part; the pages' icon is served."""
 
 from __future__ import annotations
@@ -70,10 +71,12 @@ def server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterat
     async def setup(floor: Floor) -> None:
         await floor.add_player("ann", 0, "tok-ann")
         await floor.add_player("bob", 0, "tok-bob")
+        await floor.add_player("cat", 0, "tok-cat")
+        await floor.add_player("dan", 0, "tok-dan")
         await floor.issue_token("supervisor", "sam", "tok-super")
         await floor.issue_token("cashier", "cleo", "tok-cashier")
         await floor.issue_token("operator", "olga", "tok-operator")
-        for number in (1, 2):
+        for number in (1, 2, 3, 4):
             await floor.register_terminal(f"EWT-{number}", "A1", key=f"key-EWT-{number}")
 
     tables = [
@@ -208,6 +211,72 @@ def test_605a5c_a_cashier_redeems_the_printed_voucher_from_the_cage_page(
             browser.close()
 
 
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_605a5c_a_cashier_sells_a_voucher_for_cash_and_a_terminal_takes_it_in(
+    server: str, browser_kit: Any, screen: str
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    width, height = SCREENS[screen]
+    viewport = {"viewport": {"width": width, "height": height}}
+    player, terminal = ("cat", "EWT-3") if screen == "desk" else ("dan", "EWT-4")
+    with sync_playwright() as playwright:
+        browser = browser_kit.launch(playwright)
+        try:
+            desk = browser_kit.context(browser, **viewport).new_page()
+            cage_watch = Watch(desk)
+            browser_kit.sign_in(desk, server, "tok-cashier")
+            desk.goto(f"{server}/static/cage.html?lang=en")
+            panel = desk.get_by_test_id("sell-panel")
+            expect(panel.get_by_role("heading")).to_have_text(
+                "Sell a voucher for cash (PA 605a.5(c))"
+            )
+            amount = panel.get_by_label("Amount ($)")
+            amount.fill("twenty")
+            panel.get_by_role("button", name="Sell a voucher").click()
+            expect(desk.get_by_test_id("sell-error")).to_have_text(
+                "Type an amount in dollars and cents, e.g. 20 or 12.50."
+            )
+            amount.fill("25")
+            panel.get_by_role("button", name="Sell a voucher").click()
+            expect(desk.get_by_test_id("sell-error")).to_be_empty()
+            done = desk.get_by_test_id("sell-done")
+            expect(done).to_contain_text("sold for $25.00 in cash")
+            ticket = desk.frame_locator("[data-testid=sold-ticket]")
+            expect(ticket.get_by_test_id("ticket-amount")).to_have_text("$25.00")
+            expect(ticket.get_by_test_id("ticket-words")).to_have_text(
+                "TWENTY-FIVE DOLLARS AND 00/100"
+            )
+            expect(desk.get_by_role("button", name="Print the ticket")).to_be_visible()
+            code = read_itf(ticket.get_by_test_id("ticket-barcode").inner_html())
+            assert re.sub(r"\D", "", done.inner_text()).endswith(code)
+            expect(desk.get_by_test_id("report-voucher_sold")).to_have_text(
+                re.compile(r"vouchers sold\s*[12]\s*\$(25|50)\.00")
+            )
+            overflow = desk.evaluate("document.documentElement.scrollWidth > innerWidth")
+            assert not overflow, "the cage's page is wider than the screen"
+            screenshot(desk, f"cage-sold-{screen}")
+            cage_watch.check()
+
+            # the player inserts the voucher at his terminal: the game account is credited
+            page = browser_kit.context(browser, **viewport).new_page()
+            watch = Watch(page)
+            browser_kit.sign_in(page, server, f"tok-{player}", terminal, f"key-{terminal}")
+            page.goto(f"{server}/static/terminal.html?lang=en")
+            expect(page.get_by_test_id("balance")).to_have_text("$0.00")
+            if screen == "phone" and not page.get_by_test_id("buyin-button").is_visible():
+                page.get_by_test_id("menu-button").click()
+            page.get_by_test_id("buyin-button").click()
+            page.get_by_test_id("voucher-in-code").fill(code)
+            page.get_by_test_id("voucher-in-submit").click()
+            expect(page.get_by_test_id("buyin-text")).to_contain_text("$25.00 credited")
+            page.get_by_test_id("buyin-dialog").get_by_role("button", name="Close").click()
+            expect(page.get_by_test_id("balance")).to_have_text("$25.00")
+            watch.check()
+        finally:
+            browser.close()
+
+
 @pytest.mark.parametrize(
     ("token", "heading", "page_path"),
     [
@@ -247,10 +316,32 @@ def test_every_staff_page_s_heading_names_its_role(
                 expect(page.get_by_test_id("setting-value-voucher_limit")).to_have_text(
                     "$10,000.00"
                 )
+                # the floor's keys: a dealer's token issued (its secret shown once), revoked
+                page.get_by_test_id("tab-keys").click()
+                expect(page.get_by_test_id("key-cleo-cashier")).to_contain_text("active")
+                page.get_by_test_id("issue-role").select_option("dealer")
+                page.get_by_test_id("issue-subject").fill("dave")
+                page.get_by_role("button", name="Issue a token").click()
+                issued = page.get_by_test_id("issued")
+                expect(issued).to_contain_text("Token for the dealer dave: ")
+                token = issued.inner_text().split(": ", 1)[1].split(" — ")[0]
+                browser_kit.secret(token)
+                row = page.get_by_test_id("key-dave-dealer")
+                expect(row).to_contain_text("active")
+                row.get_by_role("button", name="Revoke").click()
+                expect(row).to_contain_text("revoked")
+                refused = page.context.request.post(
+                    f"{server}/api/session", data={"token": token}, fail_on_status_code=False
+                )
+                assert refused.status == 401
             else:
                 expect(page.get_by_test_id("tab-settings")).to_have_count(
                     1 if page_path == "supervisor.html" else 0
                 )
+                if page_path == "supervisor.html":  # reads and revokes keys, issues none
+                    page.get_by_test_id("tab-keys").click()
+                    expect(page.get_by_test_id("key-olga-operator")).to_contain_text("active")
+                    expect(page.get_by_test_id("issue-form")).to_be_hidden()
                 if page_path == "supervisor.html":
                     expect(page.get_by_test_id("tab-settings")).to_be_hidden()
             watch.check()

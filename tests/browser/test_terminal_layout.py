@@ -103,6 +103,20 @@ def server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterat
                 countdown_seconds=30,
                 title="Multi-action, a double on two spots",
             ),
+        ]
+        + [
+            TableConfig(  # multi-action, seat 1: 8S 8H split against 6H; see the split test
+                f"N{number}",
+                MultiActionRules(),
+                automated=False,
+                require_procedures=False,
+                cards="8S 6H 8H 10S 10D 10C 8D 5C 9C AS",
+                countdown_seconds=30,
+                title="Multi-action, a split",
+            )
+            for number in (1, 2)
+        ]
+        + [
             TableConfig(  # a countdown table of options (633c.5(z)): hard 11 and soft 17 hit
                 "R1",
                 HybridSharedRules(
@@ -123,7 +137,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterat
         for table in tables:
             player = f"p{table.id.lower()}"
             await floor.add_player(player, 100_000, f"tok-{player}")
-            seated = table.id[0] in "DS" or (table.id[0] in GAMES and GAMES[table.id[0]].seated)
+            seated = table.id[0] in "DNS" or (table.id[0] in GAMES and GAMES[table.id[0]].seated)
             await floor.register_terminal(
                 f"T-{table.id}",
                 table.id,
@@ -166,6 +180,20 @@ class Terminal:
             assert box["x"] >= 0 and box["y"] >= 0, (test_id, box)
             assert box["x"] + box["width"] <= width + 0.5, (test_id, box, width)
             assert box["y"] + box["height"] <= height + 0.5, (test_id, box, height)
+
+    def apart(self, first: str, *others: str) -> None:
+        """``first`` overlaps none of ``others`` on the screen (a seat that grows does not
+        cover the dealer's rounds, the results or the action bar)."""
+        a = self.by(first).bounding_box()
+        assert a is not None, f"{first} is not shown"
+        for other in others:
+            b = self.by(other).bounding_box()
+            assert b is not None, f"{other} is not shown"
+            overlap = (
+                min(a["x"] + a["width"], b["x"] + b["width"]) - max(a["x"], b["x"]) > 0.5
+                and min(a["y"] + a["height"], b["y"] + b["height"]) - max(a["y"], b["y"]) > 0.5
+            )
+            assert not overlap, (first, a, other, b)
 
     def fits(self) -> None:
         """The page does not scroll: the document is the viewport's size."""
@@ -550,6 +578,50 @@ def test_633a11_a_split_shows_each_hand_its_total_and_its_stakes(
     expect(tj.by("hand-outcome-2")).to_have_text("Win +$10.00")
     expect(tj.by("balance")).to_have_text("$1,030.00")
     tj.in_view("results", "hand-total-1", "hand-total-2", "hand-outcome-2", "dealer-total")
+    tj.fits()
+    tj.shot("result")
+
+
+@pytest.mark.parametrize(("screen", "table"), [("desktop", "N1"), ("phone", "N2")])
+def test_nj_mab_a_multi_action_split_labels_every_hand_against_every_dealer_round(
+    terminal: Any, screen: str, table: str
+) -> None:
+    """After a split at a multi-action table each of the two hands plays against the three
+    dealer rounds: the hand being played is marked, and each of the six results names its spot,
+    its hand and its dealer round; nothing overflows the screen."""
+    from playwright.sync_api import expect
+
+    tj = terminal("M", screen, table)
+    tj.by("spot-wager").click()  # $10 on each spot
+    expect(tj.by("balance")).to_have_text("$970.00")
+    tj.dealer("close-wagering")
+    expect(tj.by("hand-total-1")).to_have_text("16")
+    tj.by("action-split").click()
+    expect(tj.by("balance")).to_have_text("$940.00")
+    expect(tj.by("hand-total-1")).to_have_text("18")  # 8S takes 10S
+    expect(tj.by("hand-label-1")).to_have_text("Hand 1 · playing")
+    expect(tj.by("hand-label-2")).to_have_text("Hand 2")
+    expect(tj.by("hand-1")).to_have_attribute("aria-current", "true")
+    tj.in_view("hand-1", "hand-2", "action-stand")
+    tj.apart("position-1", "dealer-round-1", "dealer-round-3", "action-bar")
+    tj.fits()
+    tj.shot("split")
+    tj.by("action-stand").click()
+    expect(tj.by("hand-total-2")).to_have_text("18")  # 8H takes 10D
+    expect(tj.by("hand-label-2")).to_have_text("Hand 2 · playing")
+    tj.by("action-stand").click()
+
+    # 6H 10C 8D = 24, 6H 5C 9C = 20, 6H AS = soft 17, each against two hands of 18
+    results = tj.by("results")
+    for spot, outcome in ((1, "You win $10.00"), (2, "You lose $10.00"), (3, "You win $10.00")):
+        for hand in (1, 2):
+            expect(results).to_contain_text(
+                f"Spot {spot} · hand {hand} · dealer round {spot} {outcome}"
+            )
+    expect(results.locator("li")).to_have_count(6)
+    expect(tj.by("balance")).to_have_text("$1,020.00")
+    tj.in_view("hand-1", "hand-2", "dealer-round-total-3", "action-bar")
+    tj.apart("position-1", "dealer-round-1", "dealer-round-3", "results", "action-bar")
     tj.fits()
     tj.shot("result")
 

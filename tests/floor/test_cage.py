@@ -184,3 +184,51 @@ def test_605a5c_the_ticket_for_a_receipt_printer_is_esc_pos_with_the_printer_s_o
     assert bad.status_code == 422
     bob = kit.session(client, "bob", "EWT-2", "A1")
     assert client.post("/api/floor/vouchers/ticket", json=body, headers=bob).status_code == 403
+
+
+def test_605a5c_the_cage_sells_a_voucher_for_cash_that_a_terminal_redeems_once(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    """A cashier sells a $25.00 voucher for cash: the cage takes the cash (the day's report
+    counts it as taken in), the vouchers outstanding grow by it, its ticket prints for the
+    cage, a player's terminal redeems it once into his game account, and the log verifies."""
+    client = make_client(backend=backend)
+    cashier = kit.auth("cashier")
+    sold = client.post("/api/cage/vouchers/sell", json={"amount": 2500}, headers=cashier)
+    assert sold.status_code == 200, sold.text
+    code = str(sold.json()["validation_code"])
+    assert (sold.json()["kind"], sold.json()["amount"]) == ("voucher_sold", 2500)
+    seen = client.post("/api/cage/vouchers/lookup", json={"code": code}, headers=cashier).json()
+    assert (seen["amount"], seen["status"], seen["terminal"], seen["payable"]) == (
+        2500,
+        "issued",
+        "cage",
+        True,
+    )
+    ticket = client.post("/api/floor/vouchers/ticket", json={"code": code}, headers=cashier)
+    assert ticket.status_code == 200 and "$25.00" in ticket.text
+    report = client.get("/api/cage/report", headers=cashier).json()
+    assert report["kinds"]["voucher_sold"] == {"count": 1, "total": 2500}
+    assert report["cash_in"] == report["kinds"]["fund"]["total"] + 2500
+    cat = kit.session(client, "cat", "EWT-1", "A1")
+    before = client.post("/api/floor/bill-in", json={"amount": 1000}, headers=cat).json()["balance"]
+    redeemed = client.post("/api/floor/voucher-in", json={"code": code}, headers=cat)
+    assert (redeemed.status_code, redeemed.json()["balance"]) == (200, before + 2500)
+    again = client.post("/api/floor/voucher-in", json={"code": code}, headers=cat)
+    assert (again.status_code, again.json()["detail"]["code"]) == (409, "redeemed")
+    assert client.get("/api/verify-log", headers=kit.auth("super")).json()["ok"] is True
+
+
+def test_605a5c_a_voucher_above_the_voucher_limit_is_not_sold(make_client: Any, kit: Any) -> None:
+    client = make_client()
+    cashier = kit.auth("cashier")
+    limit = client.get("/api/floor/settings", headers=kit.auth("super")).json()["voucher_limit"]
+    over = client.post("/api/cage/vouchers/sell", json={"amount": limit + 1}, headers=cashier)
+    assert (over.status_code, over.json()["detail"]["code"]) == (409, "limit")
+    assert over.json()["detail"]["rule"] == "PA 605a.5(c)"
+    for amount in (0, -500, 12.5, "100", True):
+        bad = client.post("/api/cage/vouchers/sell", json={"amount": amount}, headers=cashier)
+        assert bad.status_code == 422, amount
+    report = client.get("/api/cage/report", headers=cashier).json()
+    assert report["kinds"]["voucher_sold"]["count"] == 0
+    assert ("limit", "cleo") in audit_kinds(client, kit)

@@ -54,6 +54,52 @@ def test_605a2d_a_hand_pay_comes_from_a_players_game_account_only(
     assert floor.verify().problems == []
 
 
+@pytest.mark.parametrize("who", ["dealer", "super", "operator", "ann"])
+def test_605a5c_only_a_cashier_sells_a_voucher_for_cash(floor: Floorkit, who: str) -> None:
+    """A voucher sold at the cage is money the cage took in: a dealer, a supervisor, the
+    operator or a player (even at his terminal) who asks for one is refused with the rule and
+    audited; no voucher, balance or ledger row appears."""
+    headers = floor.session("ann") if who == "ann" else auth(who)
+    before, rows = floor.balances(), floor.ledger_rows()
+    answer = floor.client.post("/api/cage/vouchers/sell", json={"amount": 1000}, headers=headers)
+    assert (answer.status_code, answer.json()["detail"]["code"]) == (403, "role")
+    assert "validation_code" not in answer.text
+    assert (floor.balances(), floor.ledger_rows()) == (before, rows)
+    audit = floor.client.get("/api/audit", headers=auth("super")).json()
+    assert audit[0]["kind"] == "role"
+    assert floor.verify().problems == []
+
+
+def test_605a5c_the_database_refuses_a_voucher_sold_from_anything_but_the_cage(
+    floor: Floorkit,
+) -> None:
+    """With the application bypassed, a ``voucher_sold`` ledger row from a player's account,
+    a table's house or the bills to the vouchers — money made into a voucher without cash at
+    the cage — is refused by the database's policy trigger."""
+
+    async def attack(store: Store) -> list[str]:
+        outcome = []
+        for source in ("ann", "house:A1", "bills"):
+            try:
+                async with store.engine.begin() as connection:
+                    await connection.execute(
+                        text(
+                            "INSERT INTO ledger_entries (at_us, from_account, to_account, amount, "
+                            f"kind, memo) VALUES (0, '{source}', 'vouchers', 5000, "
+                            "'voucher_sold', '')"
+                        )
+                    )
+            except Exception as error:  # the driver's integrity or internal error
+                outcome.append(type(error).__name__)
+            else:
+                outcome.append("accepted")
+        return outcome
+
+    before, rows = floor.balances(), floor.ledger_rows()
+    assert "accepted" not in floor.run(attack)
+    assert (floor.balances(), floor.ledger_rows()) == (before, rows)
+
+
 def test_605a2d_cash_out_moves_only_the_signed_in_players_own_account(floor: Floorkit) -> None:
     """The attack of the finding: during a $50 wager the dealer cashed ``escrow:A1`` out to a
     voucher. A dealer may not cash out at all; a player's session cashes out only his own

@@ -261,6 +261,7 @@ REQUESTS: dict[str, tuple[str, str, dict[str, Any] | None]] = {
     "void_round": ("POST", "/api/tables/A1/void", {"reason": "test"}),
     "dealer_command": ("POST", "/api/tables/A1/dealer", {"command": "open-round"}),
     "sell_credit": ("POST", "/api/cage/credit", {"account": "ann", "amount": 100}),
+    "sell_voucher": ("POST", "/api/cage/vouchers/sell", {"amount": 100}),
     "change_settings": ("PUT", "/api/floor/settings", {"key": "tips_enabled", "value": True}),
     "register_terminal": ("POST", "/api/floor/terminals", {"terminal": "EWT-7", "table": "A1"}),
     "issue_token": ("POST", "/api/tokens", {"role": "dealer", "subject": "x"}),

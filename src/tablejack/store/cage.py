@@ -26,9 +26,9 @@ from tablejack.store.vouchers import (
 
 __all__ = ["CAGE_KINDS", "cage_report", "voucher_by_code"]
 
-CAGE_KINDS = ("fund", "voucher_paid", *HANDPAY_KINDS)
-"""The ledger kinds of the cage's own movements: credit sold (``fund``), a voucher paid, and
-the hand pays."""
+CAGE_KINDS = ("fund", "voucher_sold", "voucher_paid", *HANDPAY_KINDS)
+"""The ledger kinds of the cage's own movements: credit sold (``fund``), a voucher sold, a
+voucher paid, and the hand pays."""
 
 
 async def voucher_by_code(store: Store, code: str) -> dict[str, Any] | None:
@@ -47,8 +47,8 @@ async def voucher_by_code(store: Store, code: str) -> dict[str, Any] | None:
 
 async def cage_report(store: Store, start_us: int, end_us: int) -> dict[str, Any]:
     """The cage's movements between ``start_us`` and ``end_us``: for each kind its count and
-    total cents, and the cash the cage took in (credit sold) and paid out (vouchers, hand
-    pays); ``net``: taken in minus paid out."""
+    total cents, and the cash the cage took in (credit and vouchers sold) and paid out
+    (vouchers, hand pays); ``net``: taken in minus paid out."""
     kinds: dict[str, dict[str, int]] = {kind: {"count": 0, "total": 0} for kind in CAGE_KINDS}
     async with store.engine.connect() as connection:
         rows = await connection.execute(
@@ -63,6 +63,6 @@ async def cage_report(store: Store, start_us: int, end_us: int) -> dict[str, Any
         )
         for kind, count, total in rows.all():
             kinds[str(kind)] = {"count": int(count), "total": int(total)}
-    taken = kinds["fund"]["total"]
+    taken = kinds["fund"]["total"] + kinds["voucher_sold"]["total"]
     paid = sum(kinds[kind]["total"] for kind in ("voucher_paid", *HANDPAY_KINDS))
     return {"kinds": kinds, "cash_in": taken, "cash_out": paid, "net": taken - paid}

@@ -259,6 +259,15 @@ MOVEMENTS: dict[str, MovementRule] = dict(
             at_terminal=True,
         ),
         _rule(
+            "voucher_sold",
+            "a voucher sold for cash at the cage",
+            C,
+            V,
+            (Role.CASHIER,),
+            "PA 605a.5(c)",
+            limit="voucher_limit",
+        ),
+        _rule(
             "voucher_paid",
             "a voucher cashed at the cage",
             V,
@@ -359,6 +368,7 @@ PERMISSIONS: dict[str, frozenset[Role]] = {
         "cash_out": (Role.PLAYER,),
         "voucher_in": (Role.PLAYER,),
         "voucher_paid": (Role.CASHIER,),
+        "sell_voucher": (Role.CASHIER,),
         "hand_pay": (Role.CASHIER, Role.SUPERVISOR),
         "tip": (Role.PLAYER,),
         "read_voucher": (Role.CASHIER, Role.SUPERVISOR),

@@ -85,6 +85,7 @@ ACCOUNT_EVENTS = {
     "voucher_out": "voucher_out",
     "voucher_in": "voucher_in",
     "voucher_paid": "voucher_paid",
+    "voucher_sold": "voucher_sold",
     "tip": "tip",
 }
 """Account-log events and the movement kind each books (a hand pay books its own kind)."""
@@ -458,7 +459,7 @@ class _Verification:
                 self.report.problems.append(
                     f"{where}: the {kind} event names account {account!r}, its posting does not"
                 )
-        if kind == "voucher_out":
+        if kind in ("voucher_out", "voucher_sold"):
             self.issued[str(payload.get("voucher"))] = {**payload, "where": where}
         if kind in ("voucher_in", "voucher_paid"):
             self.redeemed[str(payload.get("voucher"))].append({**payload, "where": where})
@@ -606,7 +607,7 @@ class _Verification:
             numbers.add(number)
             issued = self.issued.get(number)
             if issued is None:
-                problems.append(f"voucher {number}: no voucher_out event issued it")
+                problems.append(f"voucher {number}: no voucher_out or voucher_sold event issued it")
             elif (
                 issued.get("code_sha256") != row["code_hash"]
                 or issued.get("amount") != row["amount"]

@@ -79,6 +79,7 @@ __all__ = [
     "redeem_voucher",
     "refusal_of",
     "register_terminal",
+    "sell_voucher",
     "set_floor_setting",
     "terminal",
     "terminals",
@@ -602,6 +603,68 @@ async def pay_voucher(store: Store, code: str, *, actor: Actor) -> Movement:
         )
         raise await _refuse(store, refusal, actor=actor)
     return await _redeem(store, code, actor, "voucher_paid", CAGE, CAGE)
+
+
+async def sell_voucher(store: Store, amount: int, *, actor: Actor) -> Movement:
+    """A voucher sold for cash at the cage (§ 605a.5(c)): the cashier takes ``amount`` in cash
+    and prints a voucher of that amount (``voucher_sold``: the cage → the vouchers account),
+    which any terminal of the floor redeems once (``voucher_in``) or the cage pays back
+    (``voucher_paid``). Only a cashier sells one, up to the floor's voucher limit; a refusal is
+    audited."""
+    try:
+        if actor.role is not Role.CASHIER:
+            raise FloorRefusedError(
+                "role",
+                "Only a cashier sells a voucher at the cage (money-movement policy).",
+                CONTROL_RULE,
+            )
+        _positive(amount)
+        limit = (await floor_settings(store))["voucher_limit"]
+        if amount > limit:
+            raise FloorRefusedError(
+                "limit",
+                f"{amount} cents is above the voucher limit of {limit} cents ({VOUCHER_RULE}).",
+                VOUCHER_RULE,
+            )
+    except FloorRefusedError as refusal:
+        raise await _refuse(store, refusal, actor=actor) from None
+    await _ensure(store)
+    code = make_validation_code()
+    at = now_us()
+
+    async def issue(connection: AsyncConnection) -> Mapping[str, Any]:
+        voucher_id = await connection.scalar(
+            VOUCHERS.insert()
+            .values(
+                code_hash=code_hash(code),
+                amount=amount,
+                status="issued",
+                account=CAGE,
+                terminal=CAGE,
+                issued_us=at,
+            )
+            .returning(VOUCHERS.c.id)
+        )
+        return {"voucher": voucher_number(int(voucher_id))}
+
+    payload = {
+        "account": CAGE,
+        "amount": amount,
+        "terminal": CAGE,
+        "by": actor.subject,
+        "validation_code": f"…{code[-4:]}",
+        "code_sha256": code_hash(code),
+    }
+    transfer = Transfer(CAGE, VOUCHERS_ACCOUNT, amount, "voucher_sold", memo=code_hash(code))
+    record, extra = await _commit(
+        store,
+        CAGE,
+        _EventIn("voucher_sold", payload, actor=actor.subject),
+        transfer,
+        actor,
+        before=issue,
+    )
+    return Movement(record, (transfer,), 0, str(extra["voucher"]), code)
 
 
 async def _redeem(

@@ -3,6 +3,8 @@
 * ``POST /api/cage/vouchers/lookup {code}`` (cashier, supervisor): the voucher of a validation
   number — its amount and state — before it is paid (paying is ``POST /api/cage/vouchers``,
   once, under the money policy). An unknown or forged number is refused and audited.
+* ``POST /api/cage/vouchers/sell {amount}`` (cashier): a voucher sold for cash — its number and
+  validation code, once, for the cashier to print (``voucher_sold``, under the money policy).
 * ``GET /api/cage/report?day=`` (cashier, supervisor): the cage's movements of a gaming day.
 * ``POST /api/floor/vouchers/ticket {code}``: the printable ticket of a voucher (HTML with the
   validation number as a barcode), for the player whose game account it was cashed out of, or
@@ -19,11 +21,18 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import Field
 
-from tablejack.server.http.access import Strict, Who, floor_of, need, refuse
+from tablejack.server.http.access import Strict, Who, floor_of, floor_refusal, need, refuse
+from tablejack.server.support.contract import Whole
 from tablejack.server.support.text import SafeText
 from tablejack.server.support.ticket import ticket_escpos, ticket_html
 from tablejack.store import cage, meters_report
-from tablejack.store.vouchers import VOUCHER_RULE, floor_settings, terminal
+from tablejack.store.vouchers import (
+    VOUCHER_RULE,
+    FloorRefusedError,
+    floor_settings,
+    sell_voucher,
+    terminal,
+)
 
 __all__ = ["router"]
 
@@ -48,6 +57,12 @@ class TicketBody(CodeBody):
     commands)."""
 
     format: SafeText = Field(default="html", pattern=r"^(html|escpos)$")
+
+
+class SaleBody(Strict):
+    """A voucher sold for cash at the cage: its amount in cents."""
+
+    amount: Whole = Field(gt=0, le=10**11)
 
 
 def _cash_desk(who: Any) -> bool:
@@ -101,6 +116,26 @@ async def lookup_voucher(request: Request, body: CodeBody, who: Who) -> dict[str
         "payable": found["status"] == "issued" and not expired,
         "rule": VOUCHER_RULE,
     }
+
+
+@router.post(
+    "/api/cage/vouchers/sell",
+    responses={
+        **REFUSED,
+        409: {"description": "Above the floor's voucher limit (audited)."},
+    },
+)
+async def sell(request: Request, body: SaleBody, who: Who) -> dict[str, Any]:
+    """A voucher sold for cash (cashier): the cage takes the amount in cash and the vouchers
+    outstanding grow by it (``voucher_sold``); the answer carries the voucher's number and its
+    validation code — once — for the ticket the cashier prints and hands over. Any terminal of
+    the floor redeems it once; above the voucher limit the sale is refused."""
+    await need(request, who, "sell_voucher")
+    try:
+        movement = await sell_voucher(floor_of(request).store, body.amount, actor=who.actor())
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+    return movement.to_json()
 
 
 @router.get(

@@ -80,8 +80,11 @@ function outcomeText(s) {
   }[s.result];
   return words ? words() : t(`result.${key(s.result)}`, {}, s.result);
 }
-// Which wager a settlement is: "Spot 2 · dealer round 2", "Hand 2", "Buzzer Beater".
+// Which wager a settlement is: "Spot 2 · dealer round 2" ("Spot 2 · hand 1 · dealer round 2"
+// after a split), "Hand 2", "Buzzer Beater".
 function wagerLabel(s, hands) {
+  if (s.spot && hands > 1 && s.hand !== null && s.hand !== undefined)
+    return t("results.spot_hand_round", { n: s.spot, hand: s.hand + 1, round: s.dealer_round || s.spot });
   if (s.spot) return t("results.spot_round", { n: s.spot, round: s.dealer_round || s.spot });
   if (s.kind !== "blackjack") return kindName(s.kind);
   if (hands > 1 && s.hand !== null && s.hand !== undefined) return t("results.hand", { n: s.hand + 1 });
