@@ -20,6 +20,7 @@ from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.app import create_app
 from tablejack.server.floor.floor import Floor
 from tablejack.server.http.trust import CheckpointSettings
+from tablejack.server.socket.gate import GateLimits
 from tablejack.server.table import TableConfig
 from tablejack.store import Store
 from tablejack.store.keys import generate_key_pair, load_public_key
@@ -188,7 +189,14 @@ class Socketkit:
 
 
 @pytest.fixture
-def floor(backend: Backend, tmp_path: Path) -> Iterator[Floorkit]:
+def gate_limits() -> GateLimits | None:
+    """The ``floor``'s gate limits: the server's defaults (a test module overrides this fixture
+    to set its own)."""
+    return None
+
+
+@pytest.fixture
+def floor(backend: Backend, tmp_path: Path, gate_limits: GateLimits | None) -> Iterator[Floorkit]:
     """A running floor on ``backend``: tables A1 (version A, a stacked shoe) and A2, signed checkpoints
     (every 0.2 s and at shutdown) appended to a file beside the key."""
     keys = tmp_path / "keys"
@@ -201,6 +209,7 @@ def floor(backend: Backend, tmp_path: Path) -> Iterator[Floorkit]:
         tables=[table, other],
         setup=setup_floor,
         checkpoints=CheckpointSettings(keys / "checkpoint.key", keys / "checkpoints.jsonl", 0.2),
+        **({} if gate_limits is None else {"gate": gate_limits}),
     )
     client = TestClient(app)
     client.__enter__()
