@@ -5,7 +5,7 @@
 // written again from the catalog, the cards, amounts, names and clauses kept as they are. A
 // sentence the tables do not know stays as the server wrote it.
 import { t } from "/static/i18n.js";
-import { tableStatusLabel } from "/static/staff.js";
+import { tableStatusLabel, tiltLabel } from "/static/staff.js";
 
 // The next instruction: [pattern, key, names of the groups].
 const NEXT = [
@@ -21,17 +21,20 @@ const NEXT = [
   [/^Deal a card to position (\d+)\.$/, "console.next.position", ["n"]],
   [/^Deal a card to seat (\d+)\.$/, "console.next.seat", ["n"]],
   [/^Deal a card to dealer up card\.$/, "console.next.up_card"],
+  [/^Deal a card to (.+)\.$/, "console.next.deal_to", ["target"]],
   [/^Wait: (.+)\.$/, "console.next.wait", ["step"]],
   [/^The card reader device has not been inspected this gaming day; the floorperson must inspect it before the first round \((.+)\)\.$/, "console.next.reader_not_inspected", ["clause"]],
   [/^The decks in use are 24 hours old or more \(or none are registered\); register new decks before dealing \((.+)\)\.$/, "console.next.decks_old", ["clause"]],
   [/^The decks have not been inspected by the dealer and verified by the floorperson \((.+)\)\.$/, "console.next.decks_not_inspected", ["clause"]],
-  [/^STOP — irregularity: (.+)\. Call the floorperson\.$/, "console.next.stop", ["reason"]],
 ];
+
+// The parts of a sentence that are the engine's phrases (the others are numbers and clauses).
+const PHRASED = new Set(["step", "target"]);
 
 function matched(table, text) {
   for (const [pattern, key, names = []] of table) {
     const m = pattern.exec(text || "");
-    if (m) return t(key, Object.fromEntries(names.map((name, n) => [name, phrases(m[n + 1])])));
+    if (m) return t(key, Object.fromEntries(names.map((name, n) => [name, PHRASED.has(name) ? phrases(m[n + 1]) : m[n + 1]])));
   }
   return null;
 }
@@ -39,7 +42,22 @@ function matched(table, text) {
 export function nextWords(text) {
   const table = /^Table (\w+)\.$/.exec(text || "");
   if (table) return t("console.next.table_status", { status: tableStatusLabel(table[1]) });
+  const stop = /^STOP — irregularity: (.+)\. Call the floorperson\.$/.exec(text || "");
+  if (stop) return t("console.next.stop", { reason: haltWords(stop[1]) });
   return matched(NEXT, text) ?? text;
+}
+
+// Why a table is halted (server/table/dealer.py): its tilts, an irregular round, a void that
+// failed; a reason the table does not know stays as written.
+const HALT = [
+  [/^irregularity in round (\S+); a supervisor must void the round$/, "console.halt.irregular", ["round"]],
+  [/^irregularity before the restart; a supervisor must void the round$/, "console.halt.restart"],
+  [/^round (\S+) was not voided \((.*)\); a supervisor must void it again$/, "console.halt.not_voided", ["round", "why"]],
+];
+export function haltWords(reason) {
+  const tilts = String(reason ?? "").split("; ").map((part) => /^tilt (\w+): (.*)$/.exec(part));
+  if (tilts.every(Boolean)) return tilts.map((m) => t("console.halt.tilt", { tilt: tiltLabel(m[1]), message: m[2] })).join("; ");
+  return matched(HALT, reason) ?? reason;
 }
 
 // An automated table's note: what the server does by itself.
@@ -82,10 +100,19 @@ const PHRASES = [
   [/\bsoft (\d+)\b/g, "transcript.soft", ["n"]],
   [/\b(\d+) bust\b/g, "transcript.bust", ["n"]],
   [/\bspot (\d+)\b/g, "transcript.spot", ["n"]],
+  [/\bseat (\d+)\b/g, "transcript.seat_word", ["n"]],
+  [/\bdecision from\b/g, "transcript.decision_from"],
+  [/\bno Blackjack\b/g, "transcript.no_blackjack"],
+  [/\bevery wager already settled\b/g, "transcript.all_settled"],
+  [/\bno wager\b/g, "transcript.no_wager"],
   [/\bdecisions in decision round (\d+) from\b/g, "transcript.decisions_from", ["n"]],
   [/\bdecisions in decision round (\d+)\b/g, "transcript.decisions", ["n"]],
+  [/\(or countdown-expired\)|\(or the countdown clock\)/g, "transcript.or_countdown"],
+  [/\binsurance decisions from seats\b/g, "transcript.insurance_decisions_seats"],
+  [/\bEZ Bust decisions from seats\b/g, "transcript.ez_bust_decisions_seats"],
   [/\binsurance decisions from\b/g, "transcript.insurance_decisions_from"],
   [/\binsurance decisions\b/g, "transcript.insurance_decisions"],
+  [/\bdecisions from\b/g, "transcript.decisions_from_players"],
   [/\bplace wagers, then close wagering\b/g, "transcript.place_wagers"],
   [/\bdeal a card to\b/g, "transcript.deal_to"],
   [/\bround complete\b/g, "transcript.round_complete"],
