@@ -2,7 +2,8 @@
 console_words.js): the banner (the next instruction), the automated table's note and the
 round's transcript — its dealer, positions, community cards, decisions and settlements — at the
 demo's live-dealer table (L1, the dealer deals every card from the console) and at an automated
-table (A1), each through a round from its opening to its settlement. No English word of the
+table (A1), each through a round from its opening to its settlement, and the automated table
+locked by a tilt until a supervisor clears it. No English word of the
 catalog's transcript and banner sentences is left (the cards, amounts, names and clauses stay
 as they are), and no page or console error."""
 
@@ -23,7 +24,7 @@ from tests.support.browser import screenshot
 
 DESK: Any = {"viewport": {"width": 1280, "height": 800}}
 I18N = Path(server_package.__file__).parent / "static" / "i18n"
-PREFIXES = ("transcript.", "console.next.", "console.automation")
+PREFIXES = ("transcript.", "console.next.", "console.automation", "console.halt.", "console.wait.")
 """The catalog's keys for the server's sentences the console writes again."""
 
 
@@ -91,7 +92,7 @@ def test_605a_the_dealer_console_in_spanish_writes_the_transcript_and_banners_in
     errors: list[str] = []
 
     def no_english(where: str) -> None:
-        for testid in ("next", "transcript", "automation", "procedures"):
+        for testid in ("next", "transcript", "automation", "procedures", "tilts"):
             node = page.get_by_test_id(testid)
             text = node.inner_text() if node.is_visible() else ""
             found = [w for w in english if re.search(rf"(?<![\w'-]){re.escape(w)}(?![\w'-])", text)]
@@ -156,6 +157,33 @@ def test_605a_the_dealer_console_in_spanish_writes_the_transcript_and_banners_in
             expect(page.get_by_test_id("round-label")).to_contain_text("terminada", timeout=60_000)
             expect(transcript).to_contain_text("Apuesta de Blackjack")
             no_english("A1, settled")
+
+            # a tilt raised with no reason: the banner and the tilt list name it by the
+            # catalog's label, never by its code, until a supervisor clears it
+            def post(path: str, body: dict[str, str], token: str) -> None:
+                sent = page.request.post(
+                    f"{demo_server}{path}", data=body, headers={"Authorization": f"Bearer {token}"}
+                )
+                assert sent.ok, sent.text()
+
+            post("/api/tables/A1/tilt", {"code": "door_open"}, "demo-dealer")
+            expect(page.get_by_test_id("next")).to_have_text(
+                re.compile(
+                    r"^ALTO — irregularidad: Puerta abierta\. .*Se espera a: .*«Puerta abierta»"
+                )
+            )
+            expect(page.get_by_test_id("tilts")).to_contain_text(
+                "MESA bloqueada — Puerta abierta ("
+            )
+            for testid in ("next", "tilts"):
+                assert "door_open" not in page.get_by_test_id(testid).inner_text()
+            no_english("A1, locked")
+            post(
+                "/api/tables/A1/clear",
+                {"code": "fault_repaired", "reason": "puerta cerrada"},
+                "demo-supervisor",
+            )
+            expect(page.get_by_test_id("no-tilts")).to_be_visible()
         finally:
             browser.close()
     assert errors == []

@@ -56,8 +56,29 @@ const HALT = [
 ];
 export function haltWords(reason) {
   const tilts = String(reason ?? "").split("; ").map((part) => /^tilt (\w+): (.*)$/.exec(part));
-  if (tilts.every(Boolean)) return tilts.map((m) => t("console.halt.tilt", { tilt: tiltLabel(m[1]), message: m[2] })).join("; ");
+  if (tilts.every(Boolean)) return tilts.map((m) => tiltWords(m[1], m[2])).join("; ");
   return matched(HALT, reason) ?? reason;
+}
+
+// A tilt in words: its label, and the reason given unless it is only the code again (a tilt
+// raised with no reason carries its code as its message).
+export const tiltWords = (code, message) =>
+  !message || message === code ? tiltLabel(code) : t("console.halt.tilt", { tilt: tiltLabel(code), message });
+
+// What a halted table waits for (views.py waiting_for): a supervisor to clear each tilt and
+// to void the round; else the halt's reason.
+export function waitingWords(text) {
+  const m = /^a supervisor to (.+)$/.exec(text || "");
+  if (!m) return haltWords(text);
+  const needs = m[1].split(" and to ").map((need) => {
+    const tilt = /^clear the tilt (\w+)$/.exec(need);
+    if (tilt) return t("console.wait.clear_tilt", { tilt: tiltLabel(tilt[1]) });
+    const failed = /^void round (\S+) \((.*)\)$/.exec(need);
+    if (failed) return t("console.wait.void_failed", { round: failed[1], why: failed[2] });
+    const round = /^void round (\S+)$/.exec(need);
+    return round ? t("console.wait.void", { round: round[1] }) : need;
+  });
+  return t("console.wait.supervisor", { needs: needs.join(t("console.wait.and")) });
 }
 
 // An automated table's note: what the server does by itself.
