@@ -210,9 +210,9 @@ def no_english(
 # automation note and what a reader table asks for are written from the catalog:
 # console_words.js, test_console_words.py)
 CONSOLE_SERVER_TEXT = ("notice", "command-error")
-# the supervisor's: a recalled round's transcript and decisions, the audit log's rows (its
-# headers are the page's), the tip report's statement
-SUPERVISOR_SERVER_TEXT = ("recall-transcript", "recall-decisions", "audit", "tip-state")
+# the supervisor's: a recalled round's decisions, the audit log's rows (its headers are the
+# page's), the tip report's statement (the recalled transcript is the catalog's words)
+SUPERVISOR_SERVER_TEXT = ("recall-decisions", "audit", "tip-state")
 
 
 def test_605a_the_dealer_console_in_spanish_shows_no_english_heading_or_button(
@@ -362,6 +362,7 @@ def test_605a_the_supervisor_page_in_spanish_shows_no_english_heading_or_button(
             expect(page.get_by_test_id("recall-out")).to_contain_text(
                 "A2-000001 — Híbrida, versión A, mesa A2, terminada; registro verificado"
             )
+            expect(page.get_by_test_id("recall-transcript")).to_contain_text("ann (posición 1):")
             settlements = page.get_by_test_id("recall-settlements")
             expect(settlements).to_contain_text("Apuesta de Blackjack")
             assert not re.search(r"\b(win|lose|push|blackjack)\b", settlements.inner_text())
