@@ -158,6 +158,8 @@ def test_the_console_of_a_version_a_table_deals_a_round(server: str, browser_kit
             # a refusal shows beside the control that sent it
             page.get_by_test_id("close-wagering").click()
             expect(page.get_by_test_id("command-error")).to_contain_text("No round is open")
+            # the refusal names its rule once
+            assert page.get_by_test_id("command-error").inner_text().count("PA 633c.5(n)") == 1
             page.get_by_test_id("open-round").click()
             expect(page.get_by_test_id("command-error")).to_be_hidden()
             expect(page.get_by_test_id("next")).to_have_text(

@@ -2,8 +2,9 @@
 is test_terminal_language.py): in Chromium at 1280×800, the dealer console — its sign-in form,
 a round dealt and settled, a reader table's card entry — the supervisor page — every tab, its
 row forms, a recalled round — and the landing page opened in Spanish show none of their English
-headings, buttons, column headers or notices; the text the server wrote (the next instruction,
-the transcript, audit messages, the clauses) may stay as the server wrote it. The language is
+headings, buttons, column headers or notices — nor, on the console, in its banner and
+transcript; the text the server wrote elsewhere (audit messages, the clauses, refusals) may stay
+as the server wrote it. The language is
 chosen in the page's header and remembered in the browser, as on the terminal."""
 
 from __future__ import annotations
@@ -205,12 +206,13 @@ def no_english(
     assert not found, f"{where}: English on a Spanish page: {found}\n{text}"
 
 
-# the console's parts the server wrote: the next instruction, the transcript, its automation,
-# what a reader table asks for, refusals
-CONSOLE_SERVER_TEXT = ("next", "transcript", "automation", "notice", "command-error")
-# the supervisor's: a recalled round's transcript and decisions, the audit log's rows (its
-# headers are the page's), the tip report's statement
-SUPERVISOR_SERVER_TEXT = ("recall-transcript", "recall-decisions", "audit", "tip-state")
+# the console's parts the server wrote: refusals (the next instruction, the transcript, the
+# automation note and what a reader table asks for are written from the catalog:
+# console_words.js, test_console_words.py)
+CONSOLE_SERVER_TEXT = ("notice", "command-error")
+# the supervisor's: a recalled round's decisions, the audit log's rows (its headers are the
+# page's), the tip report's statement (the recalled transcript is the catalog's words)
+SUPERVISOR_SERVER_TEXT = ("recall-decisions", "audit", "tip-state")
 
 
 def test_605a_the_dealer_console_in_spanish_shows_no_english_heading_or_button(
@@ -360,6 +362,7 @@ def test_605a_the_supervisor_page_in_spanish_shows_no_english_heading_or_button(
             expect(page.get_by_test_id("recall-out")).to_contain_text(
                 "A2-000001 — Híbrida, versión A, mesa A2, terminada; registro verificado"
             )
+            expect(page.get_by_test_id("recall-transcript")).to_contain_text("ann (posición 1):")
             settlements = page.get_by_test_id("recall-settlements")
             expect(settlements).to_contain_text("Apuesta de Blackjack")
             assert not re.search(r"\b(win|lose|push|blackjack)\b", settlements.inner_text())

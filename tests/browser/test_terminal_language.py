@@ -47,12 +47,14 @@ STAFF = (
     "supervisor.html",
     "cage.html",
     "card_entry.js",
+    "console_words.js",
     "staff.js",
     "index.html",
     "common.js",
     "i18n.js",
 )
-"""The staff pages, the landing page and what they import (common.js: the sign-in forms)."""
+"""The staff pages, the landing page and what they import (common.js: the sign-in forms;
+console_words.js: the console's transcript and banners)."""
 LANGUAGES = ("en", "es")
 
 

@@ -129,7 +129,7 @@ async def raise_tilt(
     failed still locks play; the event and the audit entry follow (logged, not raised, if the
     store fails again)."""
     if code not in TILT_CODES:
-        raise ValueError(f"A tilt code is one of {TILT_CODES}, not {code!r}.")
+        raise ValueError(f"A tilt code is one of {', '.join(TILT_CODES)}, not {code}.")
     at_us = table.floor.now_us()
     entry: dict[str, Any] = {
         "scope": "table",

@@ -2,8 +2,8 @@
 // the page's language, the catalog's labels (meters, wager kinds, tilt and clear codes, games,
 // phases, roles, statuses), what the signed-in role may do, times, and actions whose refusal is
 // shown beside the control that sent them. Every word a page writes comes from the catalog
-// (i18n.js); what the server wrote (its sentences, the next instruction, audit messages) is
-// shown as the server wrote it.
+// (i18n.js); what the server wrote (its refusals, audit messages) is shown as the server wrote
+// it, but for the dealer console's banner and transcript (console_words.js).
 import { el } from "/static/common.js";
 import { chosen, current, setLanguage, t } from "/static/i18n.js";
 
