@@ -105,10 +105,10 @@ def test_605a_terminal_in_spanish_confirms_repeats_and_holds_the_result(
             assert opened.ok
             page.get_by_test_id("position-1").click()
             expect(page.get_by_test_id("position")).to_have_text("1")
-            # nothing to repeat yet: the refusal in Spanish, its rule kept
+            # nothing to repeat yet: the refusal in Spanish, its rule cited in Spanish too (PA 605a)
             page.get_by_test_id("repeat").click()
             expect(page.get_by_test_id("wager-error")).to_have_text(
-                "No hay nada que repetir ahora. [PA 605a repeat last bet]"
+                "No hay nada que repetir ahora. [PA 605a repetir la última apuesta]"
             )
             expect(page.get_by_test_id("error")).to_have_text("")  # once, beside the control
             page.get_by_test_id("amount").fill("60")

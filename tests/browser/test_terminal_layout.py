@@ -644,3 +644,36 @@ def test_605a_chips_add_to_the_amount_and_clear_empties_it(terminal: Any, screen
     expect(tj.by("side-amount-royal_match")).to_have_value("5")  # a side wager's own box
     tj.in_view("chip-clear", "side-amount-royal_match", "side-royal_match")
     tj.fits()
+    read_whole(tj)
+
+
+def read_whole(tj: Any) -> None:
+    """PA 605a: the player reads who is signed in and what each control does whole at every
+    screen size: no caption cut with an ellipsis, and the blank action amount's "full amount"
+    (or "importe completo") fits its box, not "full amoun"."""
+    cut = tj.page.evaluate(
+        """() => [...document.querySelectorAll('body *')].filter((n) => {
+             if (!n.offsetParent || !n.textContent.trim()) return false;
+             return getComputedStyle(n).textOverflow === 'ellipsis'
+               && n.scrollWidth > n.clientWidth + 1;
+           }).map((n) => (n.id || n.className) + ': ' + n.textContent.trim())"""
+    )
+    assert cut == []
+    widths = tj.page.evaluate(
+        """() => {
+             const input = document.getElementById('action-amount');
+             for (let n = input; n && n !== document.body; n = n.parentElement) {
+               n.hidden = false;
+               if (getComputedStyle(n).display === 'none') n.style.display = 'inline-flex';
+             }
+             const style = getComputedStyle(input);
+             const room = input.clientWidth - parseFloat(style.paddingLeft)
+               - parseFloat(style.paddingRight);
+             const pen = document.createElement('canvas').getContext('2d');
+             pen.font = style.font;
+             return ['full amount', 'importe completo'].map((w) => [w, pen.measureText(w).width, room]);
+           }"""
+    )
+    for words, needed, room in widths:
+        assert room > 0, widths
+        assert needed <= room, (words, needed, room)

@@ -174,7 +174,16 @@ function refusal(message) {
   const words = WORDED_ERRORS.includes(message.code) && has(`error.${message.code}`)
     ? t(`error.${message.code}`, vars)
     : current === "en" ? message.message : t("error.rule");
-  return message.rule && !words.includes(message.rule) ? `${words} [${message.rule}]` : words;  // the rule once
+  const rule = ruleWords(message.rule);
+  return rule && !words.includes(rule) && !words.includes(message.rule) ? `${words} [${rule}]` : words;  // the rule once
+}
+// The server's rule strings the page words itself; any other rule shows only its clause
+// ("PA 633a.6") outside English, never the server's English words after it.
+const RULE_WORDS = { "PA 605a repeat last bet": "rule.repeat", "PA 605a double confirmation": "rule.confirm" };
+function ruleWords(rule) {
+  if (!rule || current === "en") return rule;
+  if (RULE_WORDS[rule]) return t(RULE_WORDS[rule]);
+  return (/^[A-Z]{2,3} [0-9][0-9A-Za-z.()]*/.exec(rule) || [rule])[0];
 }
 function tiltOf(message) {
   const code = (/\(([a-z_]+)[),]/.exec(message.message || "") || [])[1] || "";
