@@ -48,6 +48,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import ColumnElement, func, select
 
 from tablejack.store.checkpoints import (
+    CheckpointRecord,
     leaf,
     merkle_root,
     read_checkpoint_file,
@@ -788,6 +789,10 @@ class _Verification:
         report = self.report
         problems = report.problems
         keys = {key_id(key): key for key in public_keys}
+        # The files are read before the database: a checkpoint is committed to the database
+        # before its line is appended to a file, so every line read here is already in the
+        # database's rows read below, even while a running server signs the next checkpoint.
+        read = {path: read_checkpoint_file(path) if path.exists() else None for path in files}
         async with self.store.engine.connect() as connection:
             rows = (
                 (await connection.execute(select(CHECKPOINTS).order_by(CHECKPOINTS.c.number)))
@@ -876,7 +881,7 @@ class _Verification:
         if files:
             held: set[int] = set()
             for path in files:
-                held |= self._file(path, by_number, keys)
+                held |= self._file(path, read[path], by_number, keys)
             self._in_files(held, signed_at, [path.name for path in files], strict)
 
     def _in_files(
@@ -900,11 +905,16 @@ class _Verification:
                 )
 
     def _file(
-        self, path: Path, by_number: dict[int, str], keys: dict[str, Ed25519PublicKey]
+        self,
+        path: Path,
+        read: tuple[list[CheckpointRecord], list[str]] | None,
+        by_number: dict[int, str],
+        keys: dict[str, Ed25519PublicKey],
     ) -> set[int]:
-        """Check one checkpoint file against the database; the numbers it holds."""
+        """Check one checkpoint file, as read before the database (``None``: no such file),
+        against the database; the numbers it holds."""
         problems = self.report.problems
-        if not path.exists():
+        if read is None:
             if by_number:
                 problems.append(
                     f"{path}: the checkpoint file does not exist, the database holds "
@@ -913,7 +923,7 @@ class _Verification:
             else:
                 self.report.notes.append(f"{path}: no checkpoint file yet")
             return set()
-        held, bad = read_checkpoint_file(path)
+        held, bad = read
         problems.extend(bad)
         for record in held:
             where = f"checkpoint {record.number} of {path.name}"
