@@ -2,8 +2,8 @@
 console_words.js): the banner (the next instruction), the automated table's note and the
 round's transcript — its dealer, positions, community cards, decisions and settlements — at the
 demo's live-dealer table (L1, the dealer deals every card from the console) and at an automated
-table (A1), each through a round from its opening to its settlement, and the automated table
-locked by a tilt until a supervisor clears it. No English word of the
+table (A1) and the multi-action table (M1, wagers on two spots), each through a round from its
+opening to its settlement, and the automated table locked by a tilt until a supervisor clears it. No English word of the
 catalog's transcript and banner sentences is left (the cards, amounts, names and clauses stay
 as they are), and no page or console error."""
 
@@ -53,21 +53,22 @@ def demo_server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> I
         yield url
 
 
-def wager(server: str, who: str, table: str, amount: int) -> None:
-    """A Blackjack wager at ``table``'s first demo terminal, position 1, from ``who``."""
+def wager(server: str, who: str, table: str, amount: int, spots: list[int] | None = None) -> None:
+    """A Blackjack wager at ``table``'s first demo terminal, position 1, from ``who``; at a
+    multi-action table (its terminals bound to their seats) on the betting ``spots``."""
     from websockets.sync.client import connect
 
     terminal = f"{table}-EWT1"
     with connect(server.replace("http", "ws") + "/ws") as socket:
         hello = {"type": "hello", "protocol": 2, "token": f"demo-{who}", "terminal": terminal}
         socket.send(json.dumps({**hello, "terminal_key": demo_terminal_key(terminal)}))
-        for n, message in enumerate(
-            [
-                {"type": "join", "table": table},
-                {"type": "position", "position": 1},
-                {"type": "wager", "kind": "blackjack", "amount": amount},
-            ]
-        ):
+        bet = {"type": "wager", "kind": "blackjack", "amount": amount}
+        messages = (
+            [{"type": "join", "table": table}, {**bet, "spots": spots}]
+            if spots
+            else [{"type": "join", "table": table}, {"type": "position", "position": 1}, bet]
+        )
+        for n, message in enumerate(messages):
             socket.send(json.dumps({**message, "id": str(n)}))
             while True:
                 answer = json.loads(socket.recv(timeout=10))
@@ -184,6 +185,18 @@ def test_605a_the_dealer_console_in_spanish_writes_the_transcript_and_banners_in
                 "demo-supervisor",
             )
             expect(page.get_by_test_id("no-tilts")).to_be_visible()
+
+            # the multi-action table: two betting spots, three dealer rounds (NJ MAB)
+            page.get_by_test_id("table-select").select_option("M1")
+            expect(page.get_by_test_id("next")).to_have_text(
+                "Las apuestas están abiertas; se espera la primera apuesta.", timeout=30_000
+            )
+            wager(demo_server, "cat", "M1", 2000, spots=[1000, 1000, 0])
+            expect(transcript).to_contain_text("casilla 1", timeout=30_000)
+            no_english("M1, deciding")
+            expect(page.get_by_test_id("round-label")).to_contain_text("terminada", timeout=90_000)
+            expect(transcript).to_contain_text("casilla 2")
+            no_english("M1, settled")
         finally:
             browser.close()
     assert errors == []

@@ -23,6 +23,7 @@ let offline = false, tableTilt = null, terminalTilt = null;
 let games = [], game = 0, upto = 0;  // recall mode
 const started = Date.now();          // this terminal session (time played, the session's net)
 const sessionRounds = new Map();     // round id -> the player's net in it
+const playing = new Set();           // the rounds this page saw the player in before they ended
 
 applyEffects();
 await setLanguage(chosen(query));
@@ -179,11 +180,17 @@ function refusal(message) {
 }
 // The server's rule strings the page words itself; any other rule shows only its clause
 // ("PA 633a.6") outside English, never the server's English words after it.
-const RULE_WORDS = { "PA 605a repeat last bet": "rule.repeat", "PA 605a double confirmation": "rule.confirm" };
+// A rule that names no clause (the server's own protocol: "table lock-out", "message
+// sequence", "protocol: hello") is worded from the catalog, or left out: never shown in English.
+const RULE_WORDS = {
+  "PA 605a repeat last bet": "rule.repeat", "PA 605a double confirmation": "rule.confirm",
+  "table lock-out": "rule.lockout", "message sequence": "rule.sequence", "protocol: hello": "rule.hello",
+};
 function ruleWords(rule) {
   if (!rule || current === "en") return rule;
   if (RULE_WORDS[rule]) return t(RULE_WORDS[rule]);
-  return (/^[A-Z]{2,3} [0-9][0-9A-Za-z.()]*/.exec(rule) || [rule])[0];
+  const clause = /^[A-Z]{2,3} [0-9][0-9A-Za-z.()]*/.exec(rule);
+  return clause ? clause[0] : "";
 }
 function tiltOf(message) {
   const code = (/\(([a-z_]+)[),]/.exec(message.message || "") || [])[1] || "";
@@ -250,9 +257,10 @@ function drawLock() {
   const tilt = terminalTilt || tableTilt;
   $("halted-title").textContent = locked ? t(terminalTilt ? "lock.terminal" : "lock.table") : "";
   $("lock").textContent = !locked ? "" : tilt && tilt.code
-    ? `${t(`tilt.${tilt.code}`, {}, tilt.code)} (${tilt.code})`
+    ? t(`tilt.${tilt.code}`, {}, t("lock.halted"))
     : t("lock.halted");
-  $("lock").title = tilt ? tilt.message : "";
+  $("lock").title = tilt ? `${tilt.code}: ${tilt.message}` : "";  // the code and the server's words for the attendant
+  $("lock").dataset.code = tilt ? tilt.code : "";
   const blocked = offline || locked;
   for (const part of [document.querySelector("header"), $("felt"), $("action-bar")]) part.inert = blocked;
   document.body.classList.toggle("blocked", blocked);
@@ -263,7 +271,7 @@ function drawLock() {
 // -- the layout -------------------------------------------------------------------------------
 
 function drawLayout() {
-  $("table-name").textContent = info.title;
+  $("table-name").textContent = info.title; $("table-name").title = info.title;  // whole, where the bar cuts it
   document.body.dataset.game = info.game;
   const row = $("positions");
   row.replaceChildren();
@@ -609,7 +617,10 @@ function drawResults() {
       cue(net > 0 ? "win" : net < 0 ? "lose" : "push");
     }
   }
-  if (complete && you && state.round_id) sessionRounds.set(state.round_id, you.net || 0);
+  // a round counts in this session when this page saw it before it ended (not the round an
+  // earlier sign-in played, held on screen when the player comes back)
+  if (you && state.round_id && !complete) playing.add(state.round_id);
+  if (complete && you && playing.delete(state.round_id)) sessionRounds.set(state.round_id, you.net || 0);
   const hold = info && info.result_hold_seconds !== undefined ? info.result_hold_seconds : 30;
   if (held && (seen.has(held.round) || (held.round !== state.round_id && now >= held.since + hold * 1000))) held = null;
   const shown = held ? held.settlements : [];
@@ -851,19 +862,25 @@ async function drawHistory() {
   $("history-session").textContent = t("history.session", { rounds: sessionRounds.size, net: signed$(net), time: minutes(Date.now() - started) });
   $("history-balance").textContent = state ? t("history.balance", { balance: money(state.balance) }) : "";
   const head = el("tr", {}, ["history.round", "history.when", "history.result", "history.net"].map((k) => el("th", {}, t(k))));
-  const rows = rounds.map((g) => {
-    const done = g.steps.find((s) => s.kind === "complete");
-    const lines = done ? done.settlements.filter((x) => x.player === me).map((x) => el("li", {},
-      t("history.settlement", { wager: x.spot ? `${kindName(x.kind)} · ${t("chips.spot", { n: x.spot })}` : kindName(x.kind),
-        amount: money(x.amount), result: resultWord(x.result), net: signed$(x.returned - x.amount) }),
-      " ", el("span", { class: "clause" }, x.clause))) : [];
-    const roundNet = g.credits_after !== null && g.credits_after !== undefined ? g.credits_after - g.credits_before : null;
-    return el("tr", { "data-round": g.round_id },
-      el("td", {}, g.round_id), el("td", {}, g.closed_us ? clockTime(g.closed_us) : "—"),
-      el("td", {}, lines.length ? el("ul", { class: "settled" }, lines) : t(`recall.status.${key(g.status)}`, {}, g.status)),
-      el("td", { class: "num" }, roundNet === null ? "—" : signed$(roundNet)));
-  });
+  // the rounds before this session (an earlier sign-in) under a heading of their own, so this
+  // session's count and net never read as if they covered them
+  const earlier = (g) => !sessionRounds.has(g.round_id) && g.closed_us && g.closed_us / 1000 < started + offset;
+  const rows = rounds.flatMap((g, i) => earlier(g) && !(i > 0 && earlier(rounds[i - 1]))
+    ? [el("tr", { class: "earlier", "data-testid": "history-earlier" }, el("th", { colspan: 4 }, t("history.earlier"))), historyRow(g)]
+    : [historyRow(g)]);
   $("history-table").replaceChildren(head, ...(rows.length ? rows : [el("tr", {}, el("td", { colspan: 4 }, t("recall.none")))]));
+}
+function historyRow(g) {
+  const done = g.steps.find((s) => s.kind === "complete");
+  const lines = done ? done.settlements.filter((x) => x.player === me).map((x) => el("li", {},
+    t("history.settlement", { wager: x.spot ? `${kindName(x.kind)} · ${t("chips.spot", { n: x.spot })}` : kindName(x.kind),
+      amount: money(x.amount), result: resultWord(x.result), net: signed$(x.returned - x.amount) }),
+    " ", el("span", { class: "clause" }, x.clause))) : [];
+  const roundNet = g.credits_after !== null && g.credits_after !== undefined ? g.credits_after - g.credits_before : null;
+  return el("tr", { "data-round": g.round_id },
+    el("td", {}, g.round_id), el("td", {}, g.closed_us ? clockTime(g.closed_us) : "—"),
+    el("td", {}, lines.length ? el("ul", { class: "settled" }, lines) : t(`recall.status.${key(g.status)}`, {}, g.status)),
+    el("td", { class: "num" }, roundNet === null ? "—" : signed$(roundNet)));
 }
 $("history-button").addEventListener("click", async () => { await drawHistory(); $("history").showModal(); });
 
@@ -896,10 +913,12 @@ $("rg-button").addEventListener("click", async () => { await drawLimits(); $("rg
 
 // Tips to the dealer (PA 605a.5(d)): the button shows only while the floor enables tips; the
 // dollars typed become whole cents without a float ("5", "5.5", "5.25").
+let tipMaximum = 0;
 async function tipSettings() {
   const r = await fetch("/api/floor/tip", { credentials: "same-origin" });
   const s = r.ok ? await r.json() : { enabled: false, maximum: 0 };
   $("tip-button").hidden = !s.enabled;
+  tipMaximum = s.maximum;
   return s;
 }
 tipSettings(); setInterval(tipSettings, 30000);
@@ -914,6 +933,17 @@ $("tip-give").addEventListener("click", async () => {
   const r = await fetch("/api/floor/tip", { method: "POST", credentials: "same-origin", headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ table: info ? info.id : tableId, amount }) });
   const body = await r.json();
-  const refusal = body && typeof body.detail === "object" && !Array.isArray(body.detail) ? body.detail : { message: JSON.stringify(body && body.detail), rule: "" };
-  $("tip-text").textContent = r.ok ? t("tip.given", { amount: money(body.amount), balance: money(body.balance) }) : refusal.rule && !String(refusal.message).includes(refusal.rule) ? `${refusal.message} [${refusal.rule}]` : refusal.message;
+  $("tip-text").textContent = r.ok ? t("tip.given", { amount: money(body.amount), balance: money(body.balance) }) : tipRefusal(body && body.detail);
 });
+// A refused tip in the page's language: the tip's own words for its codes, a wager's words for
+// the protections it shares with them, the rule's clause once (the server's sentence in English).
+const TIP_WORDS = {
+  tips_disabled: "tip.disabled", tip_maximum: "tip.above_maximum", balance: "tip.balance", invalid: "tip.refused",
+  limit: "tip.limit", excluded: "tip.excluded", tilt: "error.tilt",
+};
+function tipRefusal(detail) {
+  const d = detail && typeof detail === "object" && !Array.isArray(detail) ? detail : { code: "", message: "", rule: "" };
+  const words = t(TIP_WORDS[d.code] || "tip.refused", { amount: money(tipMaximum) });
+  const rule = ruleWords(d.rule || "");
+  return rule && !words.includes(rule) ? `${words} [${rule}]` : words;
+}
