@@ -167,6 +167,36 @@ def prepared_players(tables: int, terminals: int) -> list[tuple[str, str]]:
     ]
 
 
+async def clear_locks(db: str) -> int:
+    """Clear, as a supervisor does, every terminal lock a run before left on a prepared
+    database (the bots that stopped mid-round raised the ``connection_lost`` tilt of PA 605a,
+    which keeps a terminal from wagering until cleared); how many terminals were locked."""
+    from tablejack.store.protections import clear_terminal, open_locks
+
+    store = await Store.open(db, migrate=False)
+    try:
+        locked = sorted(await open_locks(store))
+        at_us = int(time.time() * 1_000_000)
+        for start in range(0, len(locked), 16):
+            await asyncio.gather(
+                *(
+                    clear_terminal(
+                        store,
+                        terminal,
+                        "checked_no_fault",
+                        "load benchmark: the tilts of the run before, on a prepared database",
+                        by="load supervisor",
+                        role="supervisor",
+                        at_us=at_us,
+                    )
+                    for terminal in locked[start : start + 16]
+                )
+            )
+    finally:
+        await store.close()
+    return len(locked)
+
+
 def raise_open_files() -> int:
     """Raise this process's soft limit of open files to its hard limit (the bots of a large
     floor hold a socket each; the processes it starts inherit the limit); the limit now."""
@@ -698,8 +728,10 @@ async def main() -> None:
         await connection.close()
         db = f"{db}?schema={schema}"
     setup_started = time.perf_counter()
+    cleared = 0
     if args.prepared:
         players = prepared_players(args.tables, args.terminals)
+        cleared = await clear_locks(db)
     else:
         players = await prepare(db, args.tables, args.terminals)
     if args.prepare_only:
@@ -893,6 +925,7 @@ async def main() -> None:
             "top_refusals": [p for p in problems if p.startswith("refused")],
             **(floor_soak_report(memory) if args.soak else {}),
             "setup_seconds": round(setup_seconds, 1),
+            "terminal_locks_cleared": cleared,
             "cpus": os.cpu_count(),
         }
         if human:
