@@ -50,32 +50,26 @@ class ClassicAdapter(SeatAdapter[ClassicRound]):
             )
         round_.place_wager(position, player, amount)
 
-    def _table_view(self, round_: ClassicRound, *, hole: bool) -> JsonObject:
+    def _positions(self, round_: ClassicRound) -> list[JsonObject]:
+        return [
+            {
+                "position": number,
+                "player": state.player,
+                "wager": state.wager,
+                "hands": [hand_json(hand) for hand in state.hands],
+            }
+            for number, state in round_.seats.items()
+        ]
+
+    def _dealer_box(self, round_: ClassicRound, *, hole: bool) -> JsonObject:
         dealer_cards = [card.code for card in round_.dealer.cards]
         shown = hole or round_.hole_card_revealed
         if not shown and len(dealer_cards) > 1:
             dealer_cards[1] = "back"
-        seats = []
-        for number, state in round_.seats.items():
-            seats.append(
-                {
-                    "position": number,
-                    "player": state.player,
-                    "wager": state.wager,
-                    "hands": [hand_json(hand) for hand in state.hands],
-                }
-            )
         return {
-            "game": self.game,
-            "phase": round_.phase.value,
-            "waiting_for": round_.next_step(),
-            "positions": seats,
-            "community_cards": [],
-            "dealer": {
-                "cards": dealer_cards,
-                "total": round_.dealer.total if round_.hole_card_revealed else None,
-                **dealer_totals(round_.dealer, revealed=shown),
-            },
+            "cards": dealer_cards,
+            "total": round_.dealer.total if round_.hole_card_revealed else None,
+            **dealer_totals(round_.dealer, revealed=shown),
         }
 
     def _own_view(self, round_: ClassicRound, player: str, seat: int) -> JsonObject:

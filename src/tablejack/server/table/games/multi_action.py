@@ -77,44 +77,38 @@ class MultiActionAdapter(SeatAdapter[MultiActionRound]):
             )
         return f"{actor} double {','.join(str(spot) for spot in spots)}"
 
-    def _table_view(self, round_: MultiActionRound, *, hole: bool) -> JsonObject:
-        seats = []
-        for number, state in sorted(round_.seats.items()):
-            seats.append(
-                {
-                    "position": number,
-                    "player": state.player,
-                    "spots": list(state.spots),
-                    "hands": [spot_hand_json(hand) for hand in state.hands],
-                }
-            )
+    def _positions(self, round_: MultiActionRound) -> list[JsonObject]:
+        return [
+            {
+                "position": number,
+                "player": state.player,
+                "spots": list(state.spots),
+                "hands": [spot_hand_json(hand) for hand in state.hands],
+            }
+            for number, state in sorted(round_.seats.items())
+        ]
+
+    def _dealer_box(self, round_: MultiActionRound, *, hole: bool) -> JsonObject:
         first = round_.first_card
         played = sorted(round_.dealer_hands.items())
         shown = [card.code for card in played[-1][1].cards] if played else []
         return {
-            "game": self.game,
-            "phase": round_.phase.value,
-            "waiting_for": round_.next_step(),
-            "positions": seats,
-            "community_cards": [],
-            "dealer": {
-                "cards": shown or ([] if first is None else [first.code]),
-                "first_card": None if first is None else first.code,
-                "round": round_.dealer_round,
-                "rounds": {
-                    str(number): {
-                        "cards": [card.code for card in hand.cards],
-                        "total": hand.total,
-                        "soft": hand.is_soft,
-                        "blackjack": bool(round_.dealer_blackjack.get(number, False)),
-                        "bust": hand.is_bust,
-                    }
-                    for number, hand in sorted(round_.dealer_hands.items())
-                },
-                "skipped_rounds": list(round_.skipped_rounds),
-                "total": None,
-                "showing": None if first is None else showing([first]),
+            "cards": shown or ([] if first is None else [first.code]),
+            "first_card": None if first is None else first.code,
+            "round": round_.dealer_round,
+            "rounds": {
+                str(number): {
+                    "cards": [card.code for card in hand.cards],
+                    "total": hand.total,
+                    "soft": hand.is_soft,
+                    "blackjack": bool(round_.dealer_blackjack.get(number, False)),
+                    "bust": hand.is_bust,
+                }
+                for number, hand in sorted(round_.dealer_hands.items())
             },
+            "skipped_rounds": list(round_.skipped_rounds),
+            "total": None,
+            "showing": None if first is None else showing([first]),
         }
 
     def _own_view(self, round_: MultiActionRound, player: str, seat: int) -> JsonObject:

@@ -29,9 +29,24 @@ class SeatAdapter(GameAdapter[SeatRound]):
     """The phases whose window every seat decides in at once, each with the dealer's command
     that closes it when the countdown runs out."""
 
+    def _positions(self, round_: SeatRound) -> list[JsonObject]:
+        """The seats played this round, in the order the layout lists them."""
+        raise NotImplementedError
+
+    def _dealer_box(self, round_: SeatRound, *, hole: bool) -> JsonObject:
+        """The dealer's cards and totals (``hole``: the hole card shown, for the audit)."""
+        raise NotImplementedError
+
     def _table_view(self, round_: SeatRound, *, hole: bool) -> JsonObject:
         """The table as every terminal sees it (``hole``: the dealer's hole card shown)."""
-        raise NotImplementedError
+        return {
+            "game": self.game,
+            "phase": round_.phase.value,
+            "waiting_for": round_.next_step(),
+            "positions": self._positions(round_),
+            "community_cards": [],
+            "dealer": self._dealer_box(round_, hole=hole),
+        }
 
     def _own_view(self, round_: SeatRound, player: str, seat: int) -> JsonObject:
         """What only ``player``, at ``seat``, is shown of his own seat."""
