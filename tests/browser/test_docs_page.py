@@ -45,7 +45,10 @@ def test_docs_draws_the_api_with_no_network_but_the_servers(server: str, browser
             page.on("pageerror", lambda error: errors.append(str(error)))
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             page.goto(f"{server}/docs")
-            expect(page.locator(".swagger-ui .title")).to_contain_text("tablejack table server")
+            # Swagger UI draws the whole API document: give it time on a loaded machine
+            expect(page.locator(".swagger-ui .title")).to_contain_text(
+                "tablejack table server", timeout=30_000
+            )
             expect(page.locator(".opblock-summary-path").first).to_be_visible()
             expect(page.get_by_text("/api/protocol", exact=True)).to_be_visible()
         finally:

@@ -98,6 +98,8 @@ def test_two_terminals_play_a_round_and_the_supervisor_recalls_it(
                 expect(rules).to_contain_text(text)
             rules.get_by_role("button", name="Close").click()
 
+            # the console has its table before the dealer opens the round
+            expect(dealer.get_by_test_id("next")).to_have_text("Open the next round.")
             dealer.get_by_test_id("open-round").click()
             expect(dealer.get_by_test_id("next")).to_contain_text("Wagering is open")
             for page, position in ((ann, 1), (bob, 2)):
@@ -208,6 +210,8 @@ def test_633a10_a_terminal_doubles_for_less_with_the_amount_typed(
             browser_kit.sign_in(ann, server, "tok-ann", "EWT-3", "key-EWT-3")
             dealer.goto(f"{server}/static/dealer.html?table=A2")
             ann.goto(f"{server}/static/terminal.html")
+            # the console has its table before the dealer opens the round
+            expect(dealer.get_by_test_id("next")).to_have_text("Open the next round.")
             dealer.get_by_test_id("open-round").click()
             expect(dealer.get_by_test_id("next")).to_contain_text("Wagering is open")
             balance = ann.get_by_test_id("balance")

@@ -20,7 +20,7 @@ from tablejack.server.table import TableConfig
 DEALER = {"Authorization": "Bearer tok-dealer"}
 OPERATOR = {"Authorization": "Bearer tok-operator"}
 ORDER = "10S 9D 8H 8C " * 3  # each round: position 1 10S 8H = 18 stands on 9D 8C = 17, wins
-SCREENS = ({"width": 1280, "height": 800}, {"width": 390, "height": 844})
+DESK = {"width": 1280, "height": 800}
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +60,16 @@ def _errors(page: Any) -> list[str]:
     return errors
 
 
+def tips_on(context: Any, server: str) -> None:
+    """The operator enables tips on the floor, so the terminal shows its every tool."""
+    tips = context.request.put(
+        f"{server}/api/floor/settings",
+        data={"key": "tips_enabled", "value": True},
+        headers=OPERATOR,
+    )
+    assert tips.ok, tips.text()
+
+
 def _dealer(page: Any, server: str, table: str, command: str) -> None:
     sent = page.request.post(
         f"{server}/api/tables/{table}/dealer", data={"command": command}, headers=DEALER
@@ -75,7 +85,7 @@ def test_605a_history_sets_earlier_sessions_apart_after_signing_in_again(
     with sync_playwright() as playwright:
         browser = browser_kit.launch(playwright)
         try:
-            context = browser_kit.context(browser, viewport=SCREENS[0])
+            context = browser_kit.context(browser, viewport=DESK)
             page = context.new_page()
             errors = _errors(page)
             browser_kit.sign_in(page, server, "tok-ann", "EWT-1", "key-EWT-1")
@@ -150,13 +160,8 @@ def test_605a_a_refusal_without_a_clause_and_a_refused_tip_read_in_spanish(
     with sync_playwright() as playwright:
         browser = browser_kit.launch(playwright)
         try:
-            context = browser_kit.context(browser, viewport=SCREENS[0])
-            tips = context.request.put(
-                f"{server}/api/floor/settings",
-                data={"key": "tips_enabled", "value": True},
-                headers=OPERATOR,
-            )
-            assert tips.ok, tips.text()
+            context = browser_kit.context(browser, viewport=DESK)
+            tips_on(context, server)
             page = context.new_page()
             errors = _errors(page)
             sockets: list[Any] = []
@@ -217,19 +222,14 @@ def test_the_players_name_and_terminal_read_whole_in_the_top_bar(
     server: str, browser_kit: Any, lang: str
 ) -> None:
     """At 1280×800 with every tool shown (tips enabled) the name and terminal are never cut
-    to "ann · …"; on a phone the top bar leaves them out and the seat names the player."""
+    to "ann · …", and the page is no wider than the screen."""
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as playwright:
         browser = browser_kit.launch(playwright)
         try:
-            context = browser_kit.context(browser, viewport=SCREENS[0])
-            tips = context.request.put(
-                f"{server}/api/floor/settings",
-                data={"key": "tips_enabled", "value": True},
-                headers=OPERATOR,
-            )
-            assert tips.ok, tips.text()
+            context = browser_kit.context(browser, viewport=DESK)
+            tips_on(context, server)
             page = context.new_page()
             browser_kit.sign_in(page, server, "tok-bob", "EWT-12", "key-EWT-12")
             page.goto(f"{server}/static/terminal.html?lang={lang}")

@@ -76,7 +76,8 @@ def test_605a_tilt_pages_show_the_lock_and_the_supervisor_clears_it(
             expect(ann.get_by_test_id("balance")).to_have_text("$1,000.00")
             short = " ".join(card.code for card in full_deck()[:-1])
             assert _post(f"{server}/api/tables/C1/shoe/load", "tok-dealer", {"cards": short}) == 409
-            expect(ann.get_by_test_id("lock")).to_contain_text("card_inventory")
+            expect(ann.get_by_test_id("lock")).to_have_text("the cards in the shoe do not add up")
+            expect(ann.get_by_test_id("lock")).to_have_attribute("data-code", "card_inventory")
             expect(dealer.get_by_test_id("tilts")).to_contain_text("TABLE locked — Card inventory")
             expect(dealer.get_by_test_id("next")).to_contain_text("STOP")
 

@@ -153,3 +153,57 @@ def test_605a5d_ledger_ids_skipped_over_are_folded_when_they_appear(
     agree(client, running)
     assert running.gaps == {} and running.last_id == last + 3
     agree(client, running)  # and not folded twice
+
+
+def test_605a5d_the_supervisors_meters_are_the_floors_running_meters_read_again(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    """``GET /api/floor/meters`` reads the floor's running meters: each read folds only the
+    ledger rows new since the last one, and the answer is the one the whole ledger gives."""
+    client = make_client(backend=backend)
+    store = client.app.state.floor.store
+    running = client.app.state.duties.meters
+
+    def answer() -> Any:
+        got = client.get("/api/floor/meters", headers=kit.auth("super"))
+        assert got.is_success, got.text
+        full = client.portal.call(meters_report.displayed_meters, store)  # the whole ledger
+        assert got.json() == full
+        return got.json()
+
+    play(client, kit, "EWT-1", "EWT-2")
+    first = answer()
+    folded = running.rows_folded
+    assert folded > 0
+    for step in (("bill", "EWT-3", 2000), ("voucher", "EWT-1", "EWT-2"), ("hand_pay", "EWT-2", 0)):
+        run(client, kit, step)
+    second = answer()
+    # bill in 1 row; voucher: a bill in, the cash-out and its redemption; the hand pay 1
+    assert running.rows_folded - folded == 5
+    assert second["terminal"]["EWT-3"]["bills_in"] == 2000
+    assert second["floor"]["floor"]["coin_in"] == first["floor"]["floor"]["coin_in"]
+    assert answer() == second and running.rows_folded - folded == 5  # nothing new: nothing read
+
+
+def test_605a5d_a_terminal_moved_to_another_table_takes_its_meters_along_as_the_ledger_does(
+    make_client: Any, kit: Any
+) -> None:
+    """The full reading credits a terminal's rows to the table it is registered at when read;
+    the running meters, finding it moved, fold the ledger again and say the same."""
+    client = make_client([kit.stacked_table("A1"), kit.stacked_table("A2")])
+    store = client.app.state.floor.store
+    running = client.app.state.duties.meters
+    run(client, kit, ("bill", "EWT-3", 2000))  # EWT-3 signed in at A1
+
+    def read() -> Any:
+        got = client.get("/api/floor/meters", headers=kit.auth("super")).json()
+        assert got == client.portal.call(meters_report.displayed_meters, store)
+        return got
+
+    assert read()["table"]["A1"]["bills_in"] == 2000
+    moved = kit.post(client, "/api/floor/terminals", "operator", terminal="EWT-3", table="A2")
+    assert moved.is_success, moved.text
+    after = read()
+    assert after["table"]["A2"]["bills_in"] == 2000
+    assert after["table"].get("A1", {"bills_in": 0})["bills_in"] == 0
+    assert running.tables["EWT-3"] == "A2"

@@ -6,7 +6,7 @@ from typing import Any, Protocol
 
 from tablejack.core.hands import Hand
 
-__all__ = ["ViewableHand", "hand_view"]
+__all__ = ["ViewableHand", "cards_view", "hand_view"]
 
 
 class ViewableHand(Protocol):
@@ -20,6 +20,23 @@ class ViewableHand(Protocol):
     settled: bool
 
 
+def cards_view(index: int, cards: Hand) -> dict[str, Any]:
+    """A player's hand ``index`` as JSON-ready data: its cards and their total, the part of a
+    hand's view every game shows alike.
+
+    >>> cards_view(1, Hand.of("AS KD"))
+    {'index': 1, 'cards': ['AS', 'KD'], 'total': 21, 'soft': True, 'blackjack': True, 'bust': False}
+    """
+    return {
+        "index": index,
+        "cards": [card.code for card in cards.cards],
+        "total": cards.total,
+        "soft": cards.is_soft,
+        "blackjack": cards.is_blackjack,
+        "bust": cards.is_bust,
+    }
+
+
 def hand_view(hand: ViewableHand) -> dict[str, Any]:
     """A player's hand as JSON-ready data: its cards, total and wager, and how far it is played.
 
@@ -30,16 +47,9 @@ def hand_view(hand: ViewableHand) -> dict[str, Any]:
     >>> hand_view(Box(0, Hand.of("AS 6D"), 1000, 0, False, False))["total"]
     17
     """
-    cards = hand.hand
-    return {
-        "index": hand.index,
-        "cards": [card.code for card in cards.cards],
-        "total": cards.total,
-        "soft": cards.is_soft,
-        "blackjack": cards.is_blackjack,
-        "bust": cards.is_bust,
-        "wager": hand.amount,
-        "doubled": hand.doubled,
-        "complete": hand.done,
-        "settled": hand.settled,
-    }
+    view = cards_view(hand.index, hand.hand)
+    view["wager"] = hand.amount
+    view["doubled"] = hand.doubled
+    view["complete"] = hand.done
+    view["settled"] = hand.settled
+    return view

@@ -352,10 +352,15 @@ async def _baselines(store: Store) -> dict[tuple[str, str], dict[str, Any]]:
     return {(r[0], r[1]): json.loads(r[2])["lifetime"] for r in rows}
 
 
-async def displayed_meters(store: Store) -> dict[str, Any]:
+async def displayed_meters(
+    store: Store, lifetime: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None
+) -> dict[str, Any]:
     """The meters as displayed: each scope's lifetime readings less those at its last clear,
-    and the lifetime readings beside them."""
-    lifetime = await readings(store)
+    and the lifetime readings beside them. ``lifetime``: the readings already read (the running
+    meters', :class:`tablejack.store.meters_running.RunningMeters`); None: the whole ledger
+    is read for them (:func:`readings`)."""
+    if lifetime is None:
+        lifetime = await readings(store)
     bases = await _baselines(store)
     out: dict[str, Any] = {}
     for scope in SCOPES:

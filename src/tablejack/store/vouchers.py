@@ -424,47 +424,16 @@ async def cash_out(
         raise await _refuse(store, refusal, actor=actor) from None
     await _ensure(store)
     code = make_validation_code() if validation is None else validation[0]
-    at = now_us()
-
-    async def issue(connection: AsyncConnection) -> Mapping[str, Any]:
-        voucher_id = await connection.scalar(
-            VOUCHERS.insert()
-            .values(
-                code_hash=code_hash(code),
-                amount=wanted,
-                status="issued",
-                account=account,
-                terminal=terminal,
-                issued_us=at,
-                validated_by=None if validation is None else validation[1],
-            )
-            .returning(VOUCHERS.c.id)
-        )
-        return {"voucher": voucher_number(int(voucher_id))}
-
-    payload = {
-        "account": account,
-        "amount": wanted,
-        "terminal": terminal,
-        "by": account,
-        "validation_code": f"…{code[-4:]}",
-        "code_sha256": code_hash(code),
-    }
-    if validation is not None:
-        payload["validated_by"] = validation[1]
-    # the voucher number is known only inside the transaction: the transfer's memo carries the
-    # validation code's hash, which names the voucher row as surely
-    transfer = Transfer(account, VOUCHERS_ACCOUNT, wanted, "voucher_out", memo=code_hash(code))
-    record, extra = await _commit(
+    return await _issue(
         store,
+        "voucher_out",
+        account,
         terminal,
-        _EventIn("voucher_out", payload, actor=account, terminal=terminal),
-        transfer,
-        actor,
-        before=issue,
-    )
-    return Movement(
-        record, (transfer,), await player_balance(store, account), str(extra["voucher"]), code
+        wanted,
+        code,
+        actor=actor,
+        at_terminal=True,
+        validated_by=None if validation is None else validation[1],
     )
 
 
@@ -629,8 +598,31 @@ async def sell_voucher(store: Store, amount: int, *, actor: Actor) -> Movement:
     except FloorRefusedError as refusal:
         raise await _refuse(store, refusal, actor=actor) from None
     await _ensure(store)
-    code = make_validation_code()
+    return await _issue(
+        store, "voucher_sold", CAGE, CAGE, amount, make_validation_code(), actor=actor
+    )
+
+
+async def _issue(
+    store: Store,
+    kind: str,
+    account: str,
+    terminal: str,
+    amount: int,
+    code: str,
+    *,
+    actor: Actor,
+    at_terminal: bool = False,
+    validated_by: str | None = None,
+) -> Movement:
+    """A voucher of ``amount`` with validation code ``code`` issued at ``terminal`` (or the
+    cage) for ``account``'s money (``kind``: ``voucher_out`` or ``voucher_sold``): the voucher
+    row, the event on ``terminal``'s log and the posting to the vouchers account in one
+    transaction. ``at_terminal``: a player's cash-out, whose event names the terminal and
+    whose movement carries his new balance; ``validated_by``: the host that gave the code
+    (system validation)."""
     at = now_us()
+    by = actor.subject
 
     async def issue(connection: AsyncConnection) -> Mapping[str, Any]:
         voucher_id = await connection.scalar(
@@ -639,32 +631,32 @@ async def sell_voucher(store: Store, amount: int, *, actor: Actor) -> Movement:
                 code_hash=code_hash(code),
                 amount=amount,
                 status="issued",
-                account=CAGE,
-                terminal=CAGE,
+                account=account,
+                terminal=terminal,
                 issued_us=at,
+                validated_by=validated_by,
             )
             .returning(VOUCHERS.c.id)
         )
         return {"voucher": voucher_number(int(voucher_id))}
 
     payload = {
-        "account": CAGE,
+        "account": account,
         "amount": amount,
-        "terminal": CAGE,
-        "by": actor.subject,
+        "terminal": terminal,
+        "by": by,
         "validation_code": f"…{code[-4:]}",
         "code_sha256": code_hash(code),
     }
-    transfer = Transfer(CAGE, VOUCHERS_ACCOUNT, amount, "voucher_sold", memo=code_hash(code))
-    record, extra = await _commit(
-        store,
-        CAGE,
-        _EventIn("voucher_sold", payload, actor=actor.subject),
-        transfer,
-        actor,
-        before=issue,
-    )
-    return Movement(record, (transfer,), 0, str(extra["voucher"]), code)
+    if validated_by is not None:
+        payload["validated_by"] = validated_by
+    # the voucher number is known only inside the transaction: the transfer's memo carries the
+    # validation code's hash, which names the voucher row as surely
+    transfer = Transfer(account, VOUCHERS_ACCOUNT, amount, kind, memo=code_hash(code))
+    event = _EventIn(kind, payload, actor=by, terminal=terminal if at_terminal else "")
+    record, extra = await _commit(store, terminal, event, transfer, actor, before=issue)
+    balance = await player_balance(store, account) if at_terminal else 0
+    return Movement(record, (transfer,), balance, str(extra["voucher"]), code)
 
 
 async def _redeem(

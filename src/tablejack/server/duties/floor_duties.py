@@ -7,7 +7,12 @@
   the locked terminals shown at the tables; it makes each table's tilts
   (:mod:`~tablejack.server.duties.tilts`);
 * :attr:`FloorDuties.features` — the terminal's features that remember (a repeat's answer,
-  :mod:`~tablejack.server.duties.terminal_features`).
+  :mod:`~tablejack.server.duties.terminal_features`);
+* :attr:`FloorDuties.meters` — the floor's running meters (PA 605a.5(d),
+  :class:`~tablejack.store.meters_running.RunningMeters`): the meters a supervisor reads fold
+  only the ledger rows new since the last read, not the whole ledger each time (a full read
+  holds the event loop for seconds on a busy day's ledger: about 2 s at 120,000 rows,
+  `meter_reads` of `benchmarks/sas.py`).
 
 The routes reach them through the app (``app.state.duties``,
 :func:`tablejack.server.http.access.duties_of`), the terminal's socket the same way, a table
@@ -22,6 +27,7 @@ from tablejack.server.duties.protections import Protections
 from tablejack.server.duties.terminal_features import TerminalFeatures
 from tablejack.server.duties.tilts import TerminalTilts
 from tablejack.server.floor.floor import Floor
+from tablejack.store.meters_running import RunningMeters
 
 __all__ = ["FloorDuties"]
 
@@ -34,6 +40,7 @@ class FloorDuties:
         self.protections = Protections(floor)
         self.tilts = TerminalTilts(floor)
         self.features = TerminalFeatures(floor, self.protections)
+        self.meters = RunningMeters(floor.store)
         floor.lock_listeners.append(self.locks_changed)
 
     async def locks_changed(self) -> None:

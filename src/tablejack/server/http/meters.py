@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import Field
 
-from tablejack.server.http.access import Strict, Who, floor_of, floor_refusal, need
+from tablejack.server.http.access import Strict, Who, duties_of, floor_of, floor_refusal, need
 from tablejack.server.support.contract import Limit
 from tablejack.server.support.text import SafeText
 from tablejack.store import meters_report, vouchers
@@ -31,12 +31,14 @@ router = APIRouter()
 
 @router.get("/api/floor/meters")
 async def meters(request: Request, who: Who) -> dict[str, Any]:
-    """Meters per EWT, per table and for the floor, derived from the ledger (605a.5(d));
-    the gaming days that ended are snapshotted first (supervisor)."""
+    """Meters per EWT, per table and for the floor, derived from the ledger (605a.5(d)) by the
+    floor's running meters (the rows new since the last read); the gaming days that ended are
+    snapshotted first (supervisor)."""
     floor = floor_of(request)
     await need(request, who, "read_meters")
     await meters_report.ensure_snapshots(floor.store, floor.now_us())
-    return await meters_report.displayed_meters(floor.store)
+    lifetime = await duties_of(request).meters.read()
+    return await meters_report.displayed_meters(floor.store, lifetime)
 
 
 @router.post("/api/floor/meters/clear")

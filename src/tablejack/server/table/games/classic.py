@@ -3,9 +3,12 @@ actor the seat number; the terminal and audit views drawn from the round's state
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import ClassVar
+
 from tablejack.core.errors import IllegalActionError
 from tablejack.games.classic import WAGER, ClassicRound
-from tablejack.server.table.games.base import POSITION_RULE, JsonObject, WindowKey
+from tablejack.server.table.games.base import POSITION_RULE, JsonObject
 from tablejack.server.table.games.seats import SeatAdapter
 from tablejack.server.table.games.views import dealer_totals, hand_json, wagers_of
 
@@ -22,6 +25,10 @@ class ClassicAdapter(SeatAdapter[ClassicRound]):
 
     game = "classic"
     wagering_rule = WAGER
+    closes: ClassVar[Mapping[str, str]] = {
+        "insurance": "dealer close-insurance",
+        "ez bust": "dealer close-ez-bust",
+    }
 
     def place_wager(
         self, round_: ClassicRound, player: str, position: int | None, kind: str, amount: int
@@ -43,88 +50,36 @@ class ClassicAdapter(SeatAdapter[ClassicRound]):
             )
         round_.place_wager(position, player, amount)
 
-    def _table_view(self, round_: ClassicRound, *, hole: bool) -> JsonObject:
+    def _positions(self, round_: ClassicRound) -> list[JsonObject]:
+        return [
+            {
+                "position": number,
+                "player": state.player,
+                "wager": state.wager,
+                "hands": [hand_json(hand) for hand in state.hands],
+            }
+            for number, state in round_.seats.items()
+        ]
+
+    def _dealer_box(self, round_: ClassicRound, *, hole: bool) -> JsonObject:
         dealer_cards = [card.code for card in round_.dealer.cards]
         shown = hole or round_.hole_card_revealed
         if not shown and len(dealer_cards) > 1:
             dealer_cards[1] = "back"
-        seats = []
-        for number, state in round_.seats.items():
-            seats.append(
-                {
-                    "position": number,
-                    "player": state.player,
-                    "wager": state.wager,
-                    "hands": [hand_json(hand) for hand in state.hands],
-                }
-            )
         return {
-            "game": self.game,
-            "phase": round_.phase.value,
-            "waiting_for": round_.next_step(),
-            "positions": seats,
-            "community_cards": [],
-            "dealer": {
-                "cards": dealer_cards,
-                "total": round_.dealer.total if round_.hole_card_revealed else None,
-                **dealer_totals(round_.dealer, revealed=shown),
-            },
+            "cards": dealer_cards,
+            "total": round_.dealer.total if round_.hole_card_revealed else None,
+            **dealer_totals(round_.dealer, revealed=shown),
         }
 
-    def player_view(self, round_: ClassicRound, player: str) -> JsonObject:
-        view = self._table_view(round_, hole=False)
-        seat = self.player_position(round_, player)
-        view["you"] = (
-            None
-            if seat is None
-            else {
-                "player": player,
-                "position": seat,
-                "hands": [hand_json(hand) for hand in round_.seats[seat].hands],
-                "wagers": wagers_of(round_.wagers).get(player, []),
-                "legal_actions": round_.legal_actions(seat),
-                "awaiting_decision": seat in round_.seats_to_decide(),
-                "settlements": [s.to_json() for s in round_.settlements if s.player == player],
-                "net": round_.player_net().get(player, 0),
-            }
-        )
-        return view
-
-    def audit_view(self, round_: ClassicRound) -> JsonObject:
-        view = self._table_view(round_, hole=True)
-        request = round_.card_request
-        view["card_request"] = None if request is None else request.describe()
-        view["next_step"] = round_.next_step()
-        view["wagers"] = [
-            {
-                "id": w.id,
-                "position": w.seat,
-                "player": w.player,
-                "kind": w.kind.value,
-                "amount": w.amount,
-            }
-            for w in round_.wagers
-        ]
-        view["settlements"] = [s.to_json() for s in round_.settlements]
-        view["cards_dealt"] = [card.code for card in round_.cards_dealt]
-        return view
-
-    def window(self, round_: ClassicRound) -> WindowKey | None:
-        if round_.card_request is not None or round_.is_complete:
-            return None
-        phase = round_.phase.value
-        if phase in ("insurance", "ez bust"):
-            return (phase,)
-        if phase == "playing" and round_.current_seat is not None:
-            return ("playing", round_.current_seat, len(round_.operations))
-        return None
-
-    def on_countdown(self, round_: ClassicRound) -> list[str]:
-        phase = round_.phase.value
-        if phase == "insurance":
-            return ["dealer close-insurance"]
-        if phase == "ez bust":
-            return ["dealer close-ez-bust"]
-        if phase == "playing" and round_.current_seat is not None:
-            return [f"{round_.current_seat} stand"]
-        return []
+    def _own_view(self, round_: ClassicRound, player: str, seat: int) -> JsonObject:
+        return {
+            "player": player,
+            "position": seat,
+            "hands": [hand_json(hand) for hand in round_.seats[seat].hands],
+            "wagers": wagers_of(round_.wagers).get(player, []),
+            "legal_actions": round_.legal_actions(seat),
+            "awaiting_decision": seat in round_.seats_to_decide(),
+            "settlements": [s.to_json() for s in round_.settlements if s.player == player],
+            "net": round_.player_net().get(player, 0),
+        }

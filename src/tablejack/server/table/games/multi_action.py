@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tablejack.core.errors import IllegalActionError
+from tablejack.core.records import Wager
 from tablejack.games.multi_action import WAGER, MultiActionRound
-from tablejack.server.table.games.base import JsonObject, WindowKey
+from tablejack.server.table.games.base import JsonObject
 from tablejack.server.table.games.seats import SeatAdapter
 from tablejack.server.table.games.views import showing, spot_hand_json, wagers_of
 
@@ -68,108 +69,60 @@ class MultiActionAdapter(SeatAdapter[MultiActionRound]):
     def command_text(
         self, actor: str, verb: str, amount: int | None, spots: Sequence[int] | None
     ) -> str:
-        if spots is not None:
-            if verb != "double":
-                raise IllegalActionError(
-                    f"Only a double names betting spots ({'NJ MAB (a)'}).", rule="NJ MAB (a)"
-                )
-            return f"{actor} double {','.join(str(spot) for spot in spots)}"
-        return f"{actor} {verb}" + ("" if amount is None else f" {amount}")
-
-    def _table_view(self, round_: MultiActionRound) -> JsonObject:
-        seats = []
-        for number, state in sorted(round_.seats.items()):
-            seats.append(
-                {
-                    "position": number,
-                    "player": state.player,
-                    "spots": list(state.spots),
-                    "hands": [spot_hand_json(hand) for hand in state.hands],
-                }
+        if spots is None:
+            return super().command_text(actor, verb, amount, spots)
+        if verb != "double":
+            raise IllegalActionError(
+                f"Only a double names betting spots ({'NJ MAB (a)'}).", rule="NJ MAB (a)"
             )
+        return f"{actor} double {','.join(str(spot) for spot in spots)}"
+
+    def _positions(self, round_: MultiActionRound) -> list[JsonObject]:
+        return [
+            {
+                "position": number,
+                "player": state.player,
+                "spots": list(state.spots),
+                "hands": [spot_hand_json(hand) for hand in state.hands],
+            }
+            for number, state in sorted(round_.seats.items())
+        ]
+
+    def _dealer_box(self, round_: MultiActionRound, *, hole: bool) -> JsonObject:
         first = round_.first_card
         played = sorted(round_.dealer_hands.items())
         shown = [card.code for card in played[-1][1].cards] if played else []
         return {
-            "game": self.game,
-            "phase": round_.phase.value,
-            "waiting_for": round_.next_step(),
-            "positions": seats,
-            "community_cards": [],
-            "dealer": {
-                "cards": shown or ([] if first is None else [first.code]),
-                "first_card": None if first is None else first.code,
-                "round": round_.dealer_round,
-                "rounds": {
-                    str(number): {
-                        "cards": [card.code for card in hand.cards],
-                        "total": hand.total,
-                        "soft": hand.is_soft,
-                        "blackjack": bool(round_.dealer_blackjack.get(number, False)),
-                        "bust": hand.is_bust,
-                    }
-                    for number, hand in sorted(round_.dealer_hands.items())
-                },
-                "skipped_rounds": list(round_.skipped_rounds),
-                "total": None,
-                "showing": None if first is None else showing([first]),
+            "cards": shown or ([] if first is None else [first.code]),
+            "first_card": None if first is None else first.code,
+            "round": round_.dealer_round,
+            "rounds": {
+                str(number): {
+                    "cards": [card.code for card in hand.cards],
+                    "total": hand.total,
+                    "soft": hand.is_soft,
+                    "blackjack": bool(round_.dealer_blackjack.get(number, False)),
+                    "bust": hand.is_bust,
+                }
+                for number, hand in sorted(round_.dealer_hands.items())
             },
+            "skipped_rounds": list(round_.skipped_rounds),
+            "total": None,
+            "showing": None if first is None else showing([first]),
         }
 
-    def player_view(self, round_: MultiActionRound, player: str) -> JsonObject:
-        view = self._table_view(round_)
-        seat = self.player_position(round_, player)
-        view["you"] = (
-            None
-            if seat is None
-            else {
-                "player": player,
-                "position": seat,
-                "spots": list(round_.seats[seat].spots),
-                "legal_actions": round_.legal_actions(seat),
-                "awaiting_decision": seat in round_.seats_to_decide(),
-                "hands": [spot_hand_json(hand) for hand in round_.seats[seat].hands],
-                "wagers": wagers_of(round_.wagers).get(player, []),
-                "settlements": [s.to_json() for s in round_.settlements if s.player == player],
-                "net": round_.player_net().get(player, 0),
-            }
-        )
-        return view
+    def _own_view(self, round_: MultiActionRound, player: str, seat: int) -> JsonObject:
+        return {
+            "player": player,
+            "position": seat,
+            "spots": list(round_.seats[seat].spots),
+            "legal_actions": round_.legal_actions(seat),
+            "awaiting_decision": seat in round_.seats_to_decide(),
+            "hands": [spot_hand_json(hand) for hand in round_.seats[seat].hands],
+            "wagers": wagers_of(round_.wagers).get(player, []),
+            "settlements": [s.to_json() for s in round_.settlements if s.player == player],
+            "net": round_.player_net().get(player, 0),
+        }
 
-    def audit_view(self, round_: MultiActionRound) -> JsonObject:
-        view = self._table_view(round_)
-        request = round_.card_request
-        view["card_request"] = None if request is None else request.describe()
-        view["next_step"] = round_.next_step()
-        view["wagers"] = [
-            {
-                "id": w.id,
-                "position": w.seat,
-                "player": w.player,
-                "kind": w.kind.value,
-                "amount": w.amount,
-                "spot": getattr(w, "spot", None),
-            }
-            for w in round_.wagers
-        ]
-        view["settlements"] = [s.to_json() for s in round_.settlements]
-        view["cards_dealt"] = [card.code for card in round_.cards_dealt]
-        return view
-
-    def window(self, round_: MultiActionRound) -> WindowKey | None:
-        if round_.card_request is not None or round_.is_complete:
-            return None
-        phase = round_.phase.value
-        if phase == "insurance":
-            return (phase,)
-        if phase == "playing" and round_.current_seat is not None:
-            return ("playing", round_.current_seat, len(round_.operations))
-        return None
-
-    def on_countdown(self, round_: MultiActionRound) -> list[str]:
-        phase = round_.phase.value
-        if phase == "insurance":
-            return ["dealer close-insurance"]
-        if phase == "playing" and round_.current_seat is not None:
-            return [f"{round_.current_seat} stand"]
-        return []
+    def _audit_wager(self, wager: Wager) -> JsonObject:
+        return super()._audit_wager(wager) | {"spot": getattr(wager, "spot", None)}

@@ -1,4 +1,5 @@
-"""The pieces of a terminal's view that the engines' views do not draw: a hand as JSON, the
+"""The pieces of a terminal's view that the engines' views do not draw: a classic or
+multi-action hand as JSON (around the engine's :func:`~tablejack.games.views.cards_view`), the
 dealer's totals as a terminal may show them, each player's wagers as chips."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from tablejack.core.cards import Card
 from tablejack.core.hands import Hand
 from tablejack.core.records import Wager
 from tablejack.games import classic, multi_action
+from tablejack.games.views import cards_view
 from tablejack.server.table.games.base import JsonObject
 
 __all__ = [
@@ -23,40 +25,26 @@ __all__ = [
 
 def hand_json(hand: classic.PlayerHand) -> JsonObject:
     """A classic hand: its cards, totals, wager and state."""
-    cards = hand.hand
-    return {
-        "index": hand.index,
-        "cards": [card.code for card in cards.cards],
-        "total": cards.total,
-        "soft": cards.is_soft,
-        "blackjack": cards.is_blackjack,
-        "bust": cards.is_bust,
-        "wager": hand.amount,
-        "doubled": hand.doubled,
-        "surrendered": hand.surrendered,
-        "complete": hand.done,
-        "settled": hand.settled,
-    }
+    view = cards_view(hand.index, hand.hand)
+    view["wager"] = hand.amount
+    view["doubled"] = hand.doubled
+    view["surrendered"] = hand.surrendered
+    view["complete"] = hand.done
+    view["settled"] = hand.settled
+    return view
 
 
 def spot_hand_json(hand: multi_action.PlayerHand) -> JsonObject:
     """A multi-action hand: its cards, totals, and the wager of each betting spot."""
-    cards = hand.hand
-    return {
-        "index": hand.index,
-        "cards": [card.code for card in cards.cards],
-        "total": cards.total,
-        "soft": cards.is_soft,
-        "blackjack": cards.is_blackjack,
-        "bust": cards.is_bust,
-        "spots": [
-            {"spot": w.spot, "amount": w.amount, "doubled": w.doubled, "settled": w.settled}
-            for w in hand.spots
-        ],
-        "wager": sum(w.amount for w in hand.spots),
-        "doubled": hand.doubled,
-        "complete": hand.done,
-    }
+    view = cards_view(hand.index, hand.hand)
+    view["spots"] = [
+        {"spot": w.spot, "amount": w.amount, "doubled": w.doubled, "settled": w.settled}
+        for w in hand.spots
+    ]
+    view["wager"] = sum(w.amount for w in hand.spots)
+    view["doubled"] = hand.doubled
+    view["complete"] = hand.done
+    return view
 
 
 def showing(cards: Sequence[Card]) -> JsonObject:
