@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import multiprocessing
@@ -153,6 +154,60 @@ async def prepare(db: str, tables: int, terminals: int) -> list[tuple[str, str]]
     finally:
         await store.close()
     return players
+
+
+def prepared_players(tables: int, terminals: int) -> list[tuple[str, str]]:
+    """The players :func:`prepare` seeded for the first ``tables`` tables, with their tokens
+    (``tok-<name>``), for a run on a database seeded before (``--prepared``)."""
+    return [
+        (name, f"tok-{name}")
+        for table in range(tables)
+        for seat in range(terminals)
+        for name in [f"p{table:03d}x{seat:02d}"]
+    ]
+
+
+async def clear_locks(db: str) -> int:
+    """Clear, as a supervisor does, every terminal lock a run before left on a prepared
+    database (the bots that stopped mid-round raised the ``connection_lost`` tilt of PA 605a,
+    which keeps a terminal from wagering until cleared); how many terminals were locked."""
+    from tablejack.store.protections import clear_terminal, open_locks
+
+    store = await Store.open(db, migrate=False)
+    try:
+        locked = sorted(await open_locks(store))
+        at_us = int(time.time() * 1_000_000)
+        for start in range(0, len(locked), 16):
+            await asyncio.gather(
+                *(
+                    clear_terminal(
+                        store,
+                        terminal,
+                        "checked_no_fault",
+                        "load benchmark: the tilts of the run before, on a prepared database",
+                        by="load supervisor",
+                        role="supervisor",
+                        at_us=at_us,
+                    )
+                    for terminal in locked[start : start + 16]
+                )
+            )
+    finally:
+        await store.close()
+    return len(locked)
+
+
+def raise_open_files() -> int:
+    """Raise this process's soft limit of open files to its hard limit (the bots of a large
+    floor hold a socket each; the processes it starts inherit the limit); the limit now."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 65536)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 async def count_syscalls(db: str, pid: int, seconds: float) -> dict[str, Any]:
@@ -301,6 +356,8 @@ class BotJob:
     warmup: float
     processes: dict[str, int]
     human: bool = False
+    sign_ins: int = 0
+    """How many of the process's bots sign in at once (0: all)."""
 
 
 def play_group(job: BotJob) -> dict[str, Any]:
@@ -319,6 +376,7 @@ async def _play_group(job: BotJob) -> dict[str, Any]:
     steady = time.perf_counter() + job.warmup
     stop = asyncio.Event()
     timings = Timings()
+    sign_ins = asyncio.Semaphore(job.sign_ins) if job.sign_ins else None
     bots = [
         asyncio.create_task(
             run_bot(
@@ -334,6 +392,7 @@ async def _play_group(job: BotJob) -> dict[str, Any]:
                 buzzer_beater=True,
                 reconnect=len(urls) > 1 or job.human,  # a table may move; a network blips
                 **({"pace": HumanPace()} if job.human else {}),
+                **({"sign_ins": sign_ins} if sign_ins is not None else {}),
             )
         )
         for index, token, urls in job.group
@@ -447,8 +506,12 @@ def start_server(
     return server, port
 
 
-async def wait_until_up(servers: list[tuple[subprocess.Popen[bytes], int]]) -> None:
-    deadline = time.time() + 60
+async def wait_until_up(
+    servers: list[tuple[subprocess.Popen[bytes], int]], seconds: float = 60.0
+) -> None:
+    """Wait until every server answers on its port (a process of a floor opens it once its
+    first share of the tables is recovered)."""
+    deadline = time.time() + seconds
     for server, port in servers:
         while True:
             try:
@@ -460,6 +523,13 @@ async def wait_until_up(servers: list[tuple[subprocess.Popen[bytes], int]]) -> N
                 await asyncio.sleep(0.2)
 
 
+def start_seconds(tables: int, processes: int) -> float:
+    """How long a floor may take to start: a minute, and half a second for each table of a
+    process's share (a table takes about a quarter of a second to recover on two busy cores
+    the first time it starts, its procedure log written)."""
+    return 60.0 + 0.5 * -(-tables // processes)
+
+
 async def shared_out(db: str, ports: list[int], tables: int) -> dict[str, int]:
     """Wait until every table is held and each process holds its share (the floor evens out
     between rounds); each table's process (its index in ``ports``)."""
@@ -469,7 +539,7 @@ async def shared_out(db: str, ports: list[int], tables: int) -> dict[str, int]:
     observer = Leases(store, "load-observer", "", 5.0)
     share = -(-tables // len(ports))
     try:
-        deadline = time.time() + 120
+        deadline = time.time() + start_seconds(tables, len(ports)) + 60
         while True:
             view = await observer.view()
             held = {
@@ -605,8 +675,32 @@ async def main() -> None:
         help="after the warm-up, sample the server this many seconds with perf and report the "
         "share of its CPU in each library (the interpreter, the kernel, SQLite …; one process)",
     )
+    parser.add_argument(
+        "--sign-ins",
+        type=int,
+        default=32,
+        help="how many of a bot process's terminals sign in at once, each until the server's "
+        "first state (0: all together; default 32)",
+    )
+    parser.add_argument(
+        "--prepare-only",
+        action="store_true",
+        help="seed the database (a fresh PostgreSQL schema: the tables, players, credit and "
+        "terminals of --tables × --terminals), print its URL and stop: a run with --prepared "
+        "reuses it",
+    )
+    parser.add_argument(
+        "--prepared",
+        action="store_true",
+        help="--db is a database seeded by --prepare-only (its URL with ?schema=) for at least "
+        "--tables × --terminals: play on it without seeding again (the first --tables tables)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.prepared and args.prepare_only:
+        parser.error("--prepare-only seeds a database, --prepared reuses one: one or the other")
+    if args.prepared and not args.db:
+        parser.error("--prepared needs the --db URL --prepare-only printed")
     if (args.syscalls or args.perf) and args.processes != 1:
         parser.error("--syscalls and --perf look at one serve process")
     if args.soak:
@@ -622,9 +716,10 @@ async def main() -> None:
             "(tablejack serve refuses a second one on the same file)"
         )
 
+    raise_open_files()
     work = Path(tempfile.mkdtemp(prefix="tablejack-load-"))
     db = args.db or str(work / "load.db")
-    if db.startswith("postgres") and "?schema=" not in db:
+    if db.startswith("postgres") and "?schema=" not in db and not args.prepared:
         schema = f"load_{secrets.token_hex(4)}"
         import asyncpg  # type: ignore[import-untyped]
 
@@ -633,7 +728,19 @@ async def main() -> None:
         await connection.close()
         db = f"{db}?schema={schema}"
     setup_started = time.perf_counter()
-    players = await prepare(db, args.tables, args.terminals)
+    cleared = 0
+    if args.prepared:
+        players = prepared_players(args.tables, args.terminals)
+        cleared = await clear_locks(db)
+    else:
+        players = await prepare(db, args.tables, args.terminals)
+    if args.prepare_only:
+        print(
+            json.dumps({"db": db, "tables": args.tables, "terminals": args.terminals})
+            if args.json
+            else db
+        )
+        return
     keys = None
     if not args.unsigned:
         keys, _ = generate_key_pair(work / "keys", "checkpoint.key", "checkpoint.pub")
@@ -672,7 +779,7 @@ async def main() -> None:
     ]
     ports = [port for _, port in servers]
     try:
-        await wait_until_up(servers)
+        await wait_until_up(servers, start_seconds(args.tables, args.processes))
         table_ids = [f"T{t:03d}" for t in range(args.tables)]
         process_of = (
             await shared_out(db, ports, args.tables) if floor else dict.fromkeys(table_ids, 0)
@@ -709,7 +816,14 @@ async def main() -> None:
                 play_group,
                 [
                     BotJob(
-                        group, args.terminals, begin, args.seconds, args.warmup, process_of, human
+                        group,
+                        args.terminals,
+                        begin,
+                        args.seconds,
+                        args.warmup,
+                        process_of,
+                        human,
+                        args.sign_ins,
                     )
                     for group in groups
                     if group
@@ -811,6 +925,7 @@ async def main() -> None:
             "top_refusals": [p for p in problems if p.startswith("refused")],
             **(floor_soak_report(memory) if args.soak else {}),
             "setup_seconds": round(setup_seconds, 1),
+            "terminal_locks_cleared": cleared,
             "cpus": os.cpu_count(),
         }
         if human:

@@ -1,14 +1,19 @@
-"""The parts of a floor's leases that need no database: member ids, and which members a process
-may take over without waiting for their leases to expire."""
+"""The parts of a floor's leases that need no database: member ids, which members a process
+may take over without waiting for their leases to expire, and how many tables it recovers at
+once."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
 import sys
+from typing import Any
 
-from tablejack.server.floor.leasing import ended, member_id
+from tablejack.server.floor.leasing import FloorLeases, LeaseSettings, ended, member_id
+from tablejack.store import Fence
+from tablejack.store.leases import FloorView
 
 
 def test_a_member_id_is_the_name_the_process_id_and_a_random_part() -> None:
@@ -32,3 +37,91 @@ def test_only_a_process_of_this_host_that_has_ended_is_taken_over_at_once() -> N
     assert not ended(f"{host}:1:0badc0de")  # alive (init), whoever owns it
     assert not ended(f"another-host:{gone}:0badc0de")  # another host's: its leases expire
     assert not ended("not-a-member-id")
+
+
+class _Store:
+    """What the leases read of a store: its dialect and its tables."""
+
+    dialect = "postgresql"
+
+    def __init__(self, tables: int) -> None:
+        self.rows = [
+            {"id": f"T{n:03d}", "game": "hybrid", "rules": {}, "config": {}, "status": "open"}
+            for n in range(tables)
+        ]
+
+    async def tables(self) -> list[dict[str, Any]]:
+        return self.rows
+
+
+class _Floor:
+    """A floor whose tables take a moment each to recover, counting how many at once."""
+
+    def __init__(self, tables: int) -> None:
+        self.store = _Store(tables)
+        self.tables: dict[str, Any] = {}
+        self.others: dict[str, Any] = {}
+        self.recovering = 0
+        self.most_at_once = 0
+        self.elsewhere: Any = None
+        self.fenced: Any = None
+
+    async def add_table(self, config: Any, *, status: str, fence: Fence) -> Any:
+        self.recovering += 1
+        self.most_at_once = max(self.most_at_once, self.recovering)
+        await asyncio.sleep(0.01)
+        self.recovering -= 1
+        self.tables[config.id] = config
+        return config
+
+
+class _Leases:
+    """The store's leases as a floor alone meets them: every table free, each taken at once."""
+
+    member = "floor-1:1:0badc0de"
+    lease_us = 5_000_000
+
+    async def view(self) -> FloorView:
+        return FloorView(now_us=1, leases={}, members={})
+
+    async def acquire(self, table_id: str, dead: str = "") -> Fence:
+        return Fence(table_id, 1)
+
+
+def test_the_tables_a_process_takes_are_recovered_a_few_at_a_time() -> None:
+    """A process that takes hundreds of tables at once (at start-up, or those of a process that
+    died) recovers ``recover_at_once`` of them side by side, not all at once: it keeps serving
+    and renewing meanwhile; every table taken is recovered in the end."""
+
+    async def scenario() -> _Floor:
+        floor = _Floor(40)
+        leases = FloorLeases(floor, LeaseSettings(url="http://a:1", recover_at_once=3))  # type: ignore[arg-type]
+        leases.leases = _Leases()  # type: ignore[assignment]
+        await leases.balance()
+        for _ in range(500):
+            if len(floor.tables) == 40:
+                break
+            await asyncio.sleep(0.01)
+        return floor
+
+    floor = asyncio.run(scenario())
+    assert len(floor.tables) == 40
+    assert floor.most_at_once == 3
+
+
+def test_a_table_whose_lease_is_lost_while_it_waits_its_turn_is_not_recovered() -> None:
+    async def scenario() -> _Floor:
+        floor = _Floor(6)
+        leases = FloorLeases(floor, LeaseSettings(url="http://a:1", recover_at_once=1))  # type: ignore[arg-type]
+        leases.leases = _Leases()  # type: ignore[assignment]
+        await leases.balance()
+        await leases.drop("T005", "taken")  # taken over by another process meanwhile
+        for _ in range(500):
+            if len(floor.tables) == 5:
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)
+        return floor
+
+    floor = asyncio.run(scenario())
+    assert sorted(floor.tables) == [f"T{n:03d}" for n in range(5)]

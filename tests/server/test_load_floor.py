@@ -102,3 +102,36 @@ def test_load_at_human_pace_reports_sockets_and_the_deal_per_process() -> None:
     assert report["wagers"] > 0 and report["decisions"] > 0
     assert report["sum_of_all_accounts"] == 0
     assert report["ledger_problems"] == []
+
+
+def test_load_plays_on_a_database_prepared_once(postgres: Backend) -> None:
+    """``--prepare-only`` seeds the database (tables, players, credit, terminals; a fresh schema
+    when the URL names none) and prints its URL;
+    ``--prepared`` plays on it without seeding again — twice, as the growth runs of a large
+    floor do — and the accounts still sum to zero."""
+    seeded = run_load(
+        "--prepare-only", "--tables", "2", "--terminals", "2", "--db", postgres.server_url,
+        "--json",
+    )  # fmt: skip
+    assert seeded.returncode == 0, seeded.stderr
+    prepared = json.loads(seeded.stdout.strip().splitlines()[-1])
+    assert prepared["db"] == postgres.server_url  # (the test's own schema: seeded there)
+    assert (prepared["tables"], prepared["terminals"]) == (2, 2)
+    for _ in range(2):
+        done = run_load(
+            "--prepared", "--db", prepared["db"], "--pace", "human", "--tables", "2",
+            "--terminals", "2", "--seconds", "12", "--warmup", "3", "--wagering", "3",
+            "--processes", "2", "--bot-processes", "1", "--json",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout.strip().splitlines()[-1])
+        assert report["rounds"] > 0
+        assert [row["tables"] for row in report["per_process"]] == [1, 1]
+        assert report["sum_of_all_accounts"] == 0
+        assert report["ledger_problems"] == []
+
+
+def test_load_refuses_prepared_without_its_database() -> None:
+    done = run_load("--prepared", "--tables", "2")
+    assert done.returncode == 2
+    assert "--prepared needs the --db URL" in done.stderr

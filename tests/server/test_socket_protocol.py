@@ -207,3 +207,21 @@ def test_several_frames_leave_in_one_write() -> None:
     assert count == 1
     assert _text_frames(writes[0]) == ["ack", "x" * 200, '{"type":"state"}']
     assert answers == [True, False]
+
+
+def test_a_players_welcome_lists_the_terminals_table_alone_and_a_consoles_every_table(
+    make_client: Any, kit: Any
+) -> None:
+    """The floor's list in each player's ``welcome`` grew with the floor (175 KB for 500 tables
+    at each of 10,000 sign-ins): a player at a terminal is shown its table alone; a console
+    every table."""
+    client = make_client([kit.hybrid_table("A1"), kit.hybrid_table("A2"), kit.hybrid_table("A3")])
+    with client.websocket_connect("/ws") as socket:
+        socket.send_json(kit.hello(client, "ann", "EWT-2", "A2"))
+        welcome = socket.receive_json()
+    assert welcome["type"] == "welcome"
+    assert [table["id"] for table in welcome["tables"]] == ["A2"]
+    with client.websocket_connect("/ws") as socket:
+        socket.send_json(kit.hello(client, "super", "console-1", None))
+        welcome = socket.receive_json()
+    assert sorted(table["id"] for table in welcome["tables"]) == ["A1", "A2", "A3"]

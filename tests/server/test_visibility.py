@@ -97,3 +97,22 @@ def test_633c5_o_a_version_a_hole_card_is_in_no_view_until_turned(
     deck = list(Shoe.shuffled(1, seed=seed).peek(52))  # one deck's order: each code once
     seen = drive(round_, "hybrid", Shoe.prearranged(deck, decks=6), choices)
     assert seen["hidden"] >= 1 or seen["turned"] >= 1
+
+
+def test_the_viewers_of_a_round_share_one_pattern_and_each_keeps_his_own_name() -> None:
+    """``conceal_text(…, among=…)``: the pattern covers every player of the round, so a round's
+    twenty viewers share one (a floor of hundreds of tables overflowed a cache of one per
+    viewer); each viewer still reads his own name and the others' labels, and a name where it
+    is a key, or within a longer name, is left as it is."""
+    encode = json.dumps
+    text = encode({"ann": 1, "players": ["ann", "bob", "cat"], "dealer": "ann-2"})
+    every = ("ann", "bob", "cat")
+    ann = visibility.conceal_text(text, {"bob": "player 2", "cat": "player 3"}, encode, every)
+    bob = visibility.conceal_text(text, {"ann": "player 1", "cat": "player 3"}, encode, every)
+    assert json.loads(ann) == {
+        "ann": 1,
+        "players": ["ann", "player 2", "player 3"],
+        "dealer": "ann-2",
+    }
+    assert json.loads(bob)["players"] == ["player 1", "bob", "player 3"]
+    assert visibility.conceal_text(text, {}, encode, every) == text  # a watcher of no one

@@ -254,14 +254,20 @@ def conceal(value: Any, names: Mapping[str, str]) -> Any:
     return walk(value)
 
 
-def conceal_text(text: str, names: Mapping[str, str], encode: Any) -> str:
+def conceal_text(
+    text: str, names: Mapping[str, str], encode: Any, among: Iterable[str] = ()
+) -> str:
     """:func:`conceal` of an encoded JSON text (``encode``: the compact JSON encoder that made
-    it): each name's JSON string, where it is a value, becomes its label's."""
+    it): each name's JSON string, where it is a value, becomes its label's. ``among``: every
+    name that one viewer or another conceals (the round's players, :func:`pseudonyms` of no
+    one), so that the texts of all the viewers of a round share one pattern — a pattern per
+    viewer and round would overflow its cache on a floor of hundreds of tables, and compiling
+    one is dearer than the substitution."""
     if not names:
         return text
     tokens = {encode(name): encode(label) for name, label in names.items()}
-    pattern = _token_pattern(tuple(sorted(tokens)))
-    return pattern.sub(lambda match: tokens[match.group(0)], text)
+    pattern = _token_pattern(tuple(sorted({*tokens, *(encode(name) for name in among)})))
+    return pattern.sub(lambda match: tokens.get(match.group(0), match.group(0)), text)
 
 
 @functools.lru_cache(maxsize=1024)

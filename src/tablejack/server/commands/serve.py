@@ -6,6 +6,7 @@ Heavy modules (the web framework, the database drivers) are imported only when t
 
 from __future__ import annotations
 
+import contextlib
 import gc
 from pathlib import Path
 from typing import Annotated, Any
@@ -302,6 +303,7 @@ def serve(
         except SingleProcessError as error:
             typer.echo(f"tablejack serve: {error} The server did not start.", err=True)
             raise typer.Exit(code=2) from None
+    raise_open_files()
     application = create_app(
         db,
         tables=configs,
@@ -397,6 +399,22 @@ def _with_sas(setup: Any, terminals: list[Any], db: str) -> Any:
         attach(floor, link)
 
     return run
+
+
+def raise_open_files() -> int:
+    """Raise the process's soft limit of open files to its hard limit: a socket is a file, and
+    a floor's process holds one for each terminal (5,000 for 500 tables × 20 terminals on two
+    processes) beside its database connections, while a login shell's soft limit is often
+    1,024 — past it the server refuses connections (``EMFILE``). Returns the limit now.
+    systemd sets it with ``LimitNOFILE``."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 16)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 def _settle_heap_after(setup: Any) -> Any:

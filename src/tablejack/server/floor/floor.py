@@ -349,8 +349,16 @@ class Floor:
         for listener in list(self.lock_listeners):
             await listener()
 
-    def summaries(self) -> list[dict[str, Any]]:
-        """Every table of the floor for a list: this process's, then the others'."""
+    def summaries(self, table_id: str | None = None) -> list[dict[str, Any]]:
+        """Every table of the floor for a list: this process's, then the others'. With
+        ``table_id``: that table alone (a terminal's), or every table while the floor does not
+        know it."""
+        if table_id is not None:
+            table = self.tables.get(table_id)
+            if table is not None:
+                return [table.summary()]
+            if table_id in self.others:
+                return [self.others[table_id]]
         own = [table.summary() for table in self.tables.values()]
         return own + [row for key, row in sorted(self.others.items()) if key not in self.tables]
 

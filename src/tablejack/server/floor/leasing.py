@@ -154,6 +154,10 @@ class LeaseSettings:
     default: the host's name). The processes named after this host see each other's end at
     once (a process restarted after a crash takes its tables back without waiting for their
     leases to expire)."""
+    recover_at_once: int = 8
+    """How many of the tables taken are recovered side by side (the rest wait their turn, their
+    leases renewed meanwhile): a process that takes hundreds of tables at start-up or from a
+    process that died keeps answering its terminals and its heartbeat while it recovers them."""
 
 
 async def save_tables(floor: Floor, configs: Iterable[TableConfig]) -> None:
@@ -211,7 +215,9 @@ class FloorLeases:
         hands its own back between rounds."""
         self._tasks: list[asyncio.Task[None]] = []
         self._starting: set[asyncio.Task[None]] = set()
-        """The tables being recovered."""
+        """The tables being recovered (or waiting for their turn)."""
+        self._recovering = asyncio.Semaphore(max(1, settings.recover_at_once))
+        """Held by each table while it is recovered (``LeaseSettings.recover_at_once``)."""
         self._dropping: set[str] = set()
         floor.elsewhere = self.elsewhere
         floor.fenced = self.fenced
@@ -231,13 +237,13 @@ class FloorLeases:
             self.settings.seconds,
             self.settings.url,
         )
+        # the heartbeat runs from now: the leases of a first share that takes longer than a
+        # lease time to recover (hundreds of tables) do not lapse meanwhile
+        self._tasks = [asyncio.create_task(self._every(self.heartbeat, lambda: self.interval))]
         await self.balance()
         if self._starting:  # serve once this process's first share is recovered
             await asyncio.wait(list(self._starting))
-        self._tasks = [
-            asyncio.create_task(self._every(self.heartbeat, lambda: self.interval)),
-            asyncio.create_task(self._every(self.balance, self._next_balance)),
-        ]
+        self._tasks.append(asyncio.create_task(self._every(self.balance, self._next_balance)))
 
     async def _every(self, turn: Callable[[], Awaitable[None]], delay: Callable[[], float]) -> None:
         while True:
@@ -400,9 +406,10 @@ class FloorLeases:
                 taken.append((row, fence))
                 if lease is not None and lease.holder and lease.holder != self.member:
                     self.takeovers += 1
-        # the tables taken are recovered side by side, while the turns go on: a dead
-        # process's tables all come back in about the time one takes, and a table that expires
-        # meanwhile is not kept waiting behind them
+        # the tables taken are recovered side by side, ``recover_at_once`` at a time, while
+        # the turns go on (the heartbeat renews the leases of those still waiting): a dead
+        # process's few tables all come back in about the time one takes, its hundreds in
+        # batches that leave the process time to serve the tables it runs already
         for row, fence in taken:
             task = asyncio.create_task(self._take(row, fence))
             self._starting.add(task)
@@ -413,13 +420,16 @@ class FloorLeases:
     async def _take(self, row: dict[str, Any], fence: Fence) -> None:
         """Start a table taken under ``fence``: recovered from its log, then served (the floor
         registers it once recovered). A lease lost while it started stops it at once."""
-        table_id = str(row["id"])
-        self.fences[table_id] = fence
+        table_id = str(row["id"])  # (its fence is in ``fences`` since the balance took it)
         started = time.monotonic()
         try:
-            table = await self.floor.add_table(
-                stored_config(row), status=str(row["status"]), fence=fence
-            )
+            async with self._recovering:
+                if self.fences.get(table_id) != fence:  # dropped while it waited its turn
+                    log.warning("table %s: lease lost before it was recovered", table_id)
+                    return
+                table = await self.floor.add_table(
+                    stored_config(row), status=str(row["status"]), fence=fence
+                )
         except Exception:
             log.exception("table %s: could not be started under its lease; released", table_id)
             if self.fences.get(table_id) == fence:

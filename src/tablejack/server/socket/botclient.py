@@ -38,6 +38,25 @@ class HumanPace:
     sit_out: float = 0.15
     blip: float = 0.01
     blip_seconds: tuple[float, float] = (1.0, 3.0)
+    reconnect_seconds: tuple[float, float] = (0.2, 10.0)
+    """The wait before connecting again after the server closed the socket or could not be
+    reached: the first, doubled at each failure in a row up to the second, each drawn between
+    half and the whole of it (a floor that restarts is not met by all its terminals at once)."""
+
+    def backoff(self, failures: int, rng: random.Random) -> float:
+        """Seconds to wait before the next connection after ``failures`` in a row (1: the
+        first).
+
+        >>> pace = HumanPace(reconnect_seconds=(0.2, 10.0))
+        >>> rng = random.Random(1)
+        >>> [0.1 <= pace.backoff(1, rng) <= 0.2, 6.4 <= pace.backoff(7, rng) <= 10.0]
+        [True, True]
+        >>> 5.0 <= pace.backoff(40, rng) <= 10.0
+        True
+        """
+        first, most = self.reconnect_seconds
+        ceiling = min(most, first * 2 ** min(max(failures, 1) - 1, 32))
+        return rng.uniform(ceiling / 2, ceiling)
 
 
 @dataclass
@@ -114,12 +133,17 @@ async def run_bot(
     reconnect: bool = False,
     buzzer_beater: bool = False,
     pace: HumanPace | None = None,
+    sign_ins: asyncio.Semaphore | None = None,
 ) -> None:
     """Play until ``stop`` is set (reconnecting after a dropped connection if asked), signed in
     at ``terminal`` with its device credential ``terminal_key``. ``url``: the server's socket,
     or the sockets of a floor's processes — a connection that cannot be opened is tried at the
     next (as a load balancer in front of the floor would). ``pace``: play at a person's pace
-    (:class:`HumanPace`; None: answer at once, as fast as the server lets it)."""
+    (:class:`HumanPace`; None: answer at once, as fast as the server lets it; with a pace, a
+    reconnection waits :meth:`HumanPace.backoff`). ``sign_ins``: shared by many bots, it bounds
+    how many sign in at once — a bot holds it from opening its first socket until the server's
+    first state (or a failure), so thousands of terminals started together reach the server in
+    waves it can answer."""
     from websockets.asyncio.client import connect
     from websockets.exceptions import ConnectionClosed, WebSocketException
 
@@ -127,232 +151,267 @@ async def run_bot(
     rng = random.Random(seed)
     counter = 0
     attempt = 0
-    while not stop.is_set():
-        target = urls[attempt % len(urls)]
-        try:
-            async with connect(target, open_timeout=5, max_queue=None) as socket:
-                await socket.send(
-                    json.dumps(
-                        {
-                            "type": "hello",
-                            "protocol": 2,
-                            "token": token,
-                            "terminal": terminal,
-                            "terminal_key": terminal_key,
-                        }
-                    )
-                )
-                await socket.send(
-                    json.dumps({"type": "join", "id": f"{terminal}-join", "table": table})
-                )
-                await socket.send(
-                    json.dumps({"type": "position", "id": f"{terminal}-pos", "position": position})
-                )
-                wagered: str | None = None
-                acted: tuple[Any, ...] | None = None
-                sent: dict[str, float] = {}
-                waiting_for: str | None = None
-                closer = asyncio.create_task(_close_when(stop, socket))
-                screen: dict[str, Any] = {}
-                """The last state (a person acts on the screen as it is when they act)."""
-                later: set[asyncio.Task[None]] = set()
-                deadline: dict[str, float] = {}
-                """The wagering countdown's end (ms, this host's clock) by round."""
-                dealt: set[str] = set()
-                blipped = False
+    failures = 0  # connections in a row that the server closed or that failed
+    gate = sign_ins
+    if gate is not None:
+        await gate.acquire()
 
-                async def send_wager(round_id: str) -> None:
-                    nonlocal counter
-                    counter += 1
+    def signed_in() -> None:
+        nonlocal gate
+        if gate is not None:
+            gate.release()
+            gate = None
+
+    async def wait_to_reconnect() -> None:
+        nonlocal failures
+        failures += 1
+        delay = 0.2 if pace is None else pace.backoff(failures, rng)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=delay)
+
+    try:
+        while not stop.is_set():
+            target = urls[attempt % len(urls)]
+            try:
+                async with connect(target, open_timeout=5, max_queue=None) as socket:
                     await socket.send(
                         json.dumps(
                             {
-                                "type": "wager",
-                                "id": f"{terminal}-{counter}",
-                                "kind": "blackjack",
-                                "amount": amount,
+                                "type": "hello",
+                                "protocol": 2,
+                                "token": token,
+                                "terminal": terminal,
+                                "terminal_key": terminal_key,
                             }
                         )
                     )
-                    if buzzer_beater and rng.random() < 0.3:
+                    await socket.send(
+                        json.dumps({"type": "join", "id": f"{terminal}-join", "table": table})
+                    )
+                    await socket.send(
+                        json.dumps(
+                            {"type": "position", "id": f"{terminal}-pos", "position": position}
+                        )
+                    )
+                    wagered: str | None = None
+                    acted: tuple[Any, ...] | None = None
+                    sent: dict[str, float] = {}
+                    waiting_for: str | None = None
+                    closer = asyncio.create_task(_close_when(stop, socket))
+                    screen: dict[str, Any] = {}
+                    """The last state (a person acts on the screen as it is when they act)."""
+                    later: set[asyncio.Task[None]] = set()
+                    deadline: dict[str, float] = {}
+                    """The wagering countdown's end (ms, this host's clock) by round."""
+                    dealt: set[str] = set()
+                    blipped = False
+
+                    async def send_wager(round_id: str) -> None:
+                        nonlocal counter
                         counter += 1
                         await socket.send(
                             json.dumps(
                                 {
                                     "type": "wager",
                                     "id": f"{terminal}-{counter}",
-                                    "kind": "buzzer_beater",
-                                    "amount": amount // 2,
+                                    "kind": "blackjack",
+                                    "amount": amount,
                                 }
                             )
                         )
-                    if timings is not None:
-                        timings.wagers += 1
-
-                async def send_decision(
-                    you: dict[str, Any], legal: list[str], sent: dict[str, float]
-                ) -> None:
-                    nonlocal counter, waiting_for
-                    verb = _decide(you, legal, rng)
-                    counter += 1
-                    command_id = f"{terminal}-{counter}"
-                    sent[command_id] = time.perf_counter()
-                    waiting_for = command_id
-                    await socket.send(
-                        json.dumps({"type": "action", "id": command_id, "verb": verb})
-                    )
-                    if timings is not None:
-                        timings.decisions += 1
-
-                async def wager_later(round_id: str, delay: float, screen: dict[str, Any]) -> None:
-                    await asyncio.sleep(delay)
-                    view = screen.get("view") or {}
-                    if (
-                        screen.get("round_id") == round_id
-                        and view.get("phase") == "wagering"
-                        and view.get("you") is None
-                        and not _clock_ran_out(screen.get("countdown"))
-                    ):
-                        await send_wager(round_id)
-
-                async def decide_later(
-                    round_id: str, delay: float, screen: dict[str, Any], sent: dict[str, float]
-                ) -> None:
-                    nonlocal waiting_for
-                    await asyncio.sleep(delay)
-                    if waiting_for == "later":
-                        waiting_for = None
-                    you = (screen.get("view") or {}).get("you") or {}
-                    legal = you.get("legal_actions") or []
-                    if (
-                        screen.get("round_id") == round_id
-                        and legal
-                        and waiting_for is None
-                        and you.get("awaiting_decision", True)
-                    ):
-                        await send_decision(you, legal, sent)
-
-                def schedule(work: Any, later: set[asyncio.Task[None]]) -> None:
-                    task = asyncio.create_task(work)
-                    later.add(task)
-                    task.add_done_callback(later.discard)
-
-                try:
-                    async for raw in socket:
-                        now = time.perf_counter()
-                        message = json.loads(raw)
-                        kind = message.get("type")
-                        if kind in ("ack", "error") and message.get("id") == waiting_for:
-                            waiting_for = None
-                        if kind == "ack" and timings is not None and message.get("id") in sent:
-                            seq = message.get("seq")
-                            if seq is not None:
-                                key = (table, str(message.get("round_id")), int(seq))
-                                timings.actions[key] = sent.pop(message["id"])
-                        elif kind == "error":
-                            sent.pop(message.get("id") or "", None)
-                            if timings is not None:
-                                timings.errors += 1
-                                timings.error_times.append(now)
-                                timings.error_tables.append(table)
-                            acted = None
-                        if kind == "seq" and timings is not None and message["round_id"]:
-                            timings.arrived(
-                                table, message["round_id"], terminal, int(message["seq"]), now
-                            )
-                        if kind != "state":
-                            continue
-                        if timings is not None and message.get("round_id") is not None:
-                            timings.arrived(
-                                table, message["round_id"], terminal, int(message["seq"]), now
-                            )
-                        view = message.get("view")
-                        if view is None:
-                            continue
-                        screen.clear()
-                        screen.update(message)
-                        round_id = message.get("round_id")
-                        you = view.get("you")
-                        countdown = message.get("countdown")
-                        if pace is not None and round_id is not None:
-                            if countdown is not None and countdown.get("window") == "wagering":
-                                deadline[round_id] = float(countdown["ends_at_ms"])
-                            elif (
-                                view["phase"] != "wagering"
-                                and round_id in deadline
-                                and round_id not in dealt
-                            ):  # the first state past the wagering: the cards on the screen
-                                dealt.add(round_id)
-                                if timings is not None:
-                                    delay = time.time() - deadline[round_id] / 1000
-                                    timings.deals.append((table, now, delay))
-                        if (
-                            view["phase"] == "wagering"
-                            and you is None
-                            and wagered != round_id
-                            and not _clock_ran_out(countdown)
-                        ):
-                            wagered = round_id
-                            if pace is None:
-                                await send_wager(round_id)
-                            elif rng.random() < pace.blip:  # the network drops for a moment
-                                blipped = True
-                                if timings is not None:
-                                    timings.blips += 1
-                                await socket.close()
-                                break
-                            elif rng.random() < pace.sit_out:
-                                if timings is not None:
-                                    timings.sit_outs += 1
-                            else:
-                                schedule(
-                                    wager_later(round_id, rng.uniform(*pace.wager_seconds), screen),
-                                    later,
+                        if buzzer_beater and rng.random() < 0.3:
+                            counter += 1
+                            await socket.send(
+                                json.dumps(
+                                    {
+                                        "type": "wager",
+                                        "id": f"{terminal}-{counter}",
+                                        "kind": "buzzer_beater",
+                                        "amount": amount // 2,
+                                    }
                                 )
-                            continue
-                        legal = (you or {}).get("legal_actions") or []
+                            )
+                        if timings is not None:
+                            timings.wagers += 1
+
+                    async def send_decision(
+                        you: dict[str, Any], legal: list[str], sent: dict[str, float]
+                    ) -> None:
+                        nonlocal counter, waiting_for
+                        verb = _decide(you, legal, rng)
+                        counter += 1
+                        command_id = f"{terminal}-{counter}"
+                        sent[command_id] = time.perf_counter()
+                        waiting_for = command_id
+                        await socket.send(
+                            json.dumps({"type": "action", "id": command_id, "verb": verb})
+                        )
+                        if timings is not None:
+                            timings.decisions += 1
+
+                    async def wager_later(
+                        round_id: str, delay: float, screen: dict[str, Any]
+                    ) -> None:
+                        await asyncio.sleep(delay)
+                        view = screen.get("view") or {}
                         if (
-                            not legal
-                            or waiting_for is not None
-                            or not (you or {}).get("awaiting_decision", True)
+                            screen.get("round_id") == round_id
+                            and view.get("phase") == "wagering"
+                            and view.get("you") is None
+                            and not _clock_ran_out(screen.get("countdown"))
                         ):
-                            continue
-                        turn = (round_id, message.get("seq"))
-                        if acted == turn:
-                            continue
-                        acted = turn
-                        if pace is None:
-                            await send_decision(you or {}, legal, sent)
-                        else:  # thinking: no other decision until this one is made
-                            waiting_for = "later"
-                            thinking = rng.uniform(*pace.decision_seconds)
-                            schedule(decide_later(str(round_id), thinking, screen, sent), later)
-                finally:
-                    closer.cancel()
-                    for task in list(later):
-                        task.cancel()
-                if blipped and pace is not None:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(stop.wait(), rng.uniform(*pace.blip_seconds))
-                elif timings is not None and not stop.is_set():
-                    timings.closes[socket.close_code] += 1
-            if not reconnect or stop.is_set():
-                return
-            if timings is not None:  # closed by the server (e.g. its table moved): again
-                timings.reconnects += 1
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=0.2)
-        except (OSError, WebSocketException, TimeoutError) as error:
-            closed = error.rcvd if isinstance(error, ConnectionClosed) else None
-            if closed is not None and timings is not None and not stop.is_set():  # by the server
-                timings.closes[closed.code] += 1
-            attempt += 1  # the next process of the floor
-            if not reconnect:
-                return
-            if timings is not None:
-                timings.reconnects += 1
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=0.2)
+                            await send_wager(round_id)
+
+                    async def decide_later(
+                        round_id: str, delay: float, screen: dict[str, Any], sent: dict[str, float]
+                    ) -> None:
+                        nonlocal waiting_for
+                        await asyncio.sleep(delay)
+                        if waiting_for == "later":
+                            waiting_for = None
+                        you = (screen.get("view") or {}).get("you") or {}
+                        legal = you.get("legal_actions") or []
+                        if (
+                            screen.get("round_id") == round_id
+                            and legal
+                            and waiting_for is None
+                            and you.get("awaiting_decision", True)
+                        ):
+                            await send_decision(you, legal, sent)
+
+                    def schedule(work: Any, later: set[asyncio.Task[None]]) -> None:
+                        task = asyncio.create_task(work)
+                        later.add(task)
+                        task.add_done_callback(later.discard)
+
+                    try:
+                        async for raw in socket:
+                            now = time.perf_counter()
+                            message = json.loads(raw)
+                            kind = message.get("type")
+                            if kind in ("ack", "error") and message.get("id") == waiting_for:
+                                waiting_for = None
+                            if kind == "ack" and timings is not None and message.get("id") in sent:
+                                seq = message.get("seq")
+                                if seq is not None:
+                                    key = (table, str(message.get("round_id")), int(seq))
+                                    timings.actions[key] = sent.pop(message["id"])
+                            elif kind == "error":
+                                sent.pop(message.get("id") or "", None)
+                                if timings is not None:
+                                    timings.errors += 1
+                                    timings.error_times.append(now)
+                                    timings.error_tables.append(table)
+                                acted = None
+                            if kind == "seq" and timings is not None and message["round_id"]:
+                                timings.arrived(
+                                    table, message["round_id"], terminal, int(message["seq"]), now
+                                )
+                            if kind != "state":
+                                continue
+                            if failures or gate is not None:  # the server answers: signed in
+                                failures = 0
+                                signed_in()
+                            if timings is not None and message.get("round_id") is not None:
+                                timings.arrived(
+                                    table, message["round_id"], terminal, int(message["seq"]), now
+                                )
+                            view = message.get("view")
+                            if view is None:
+                                continue
+                            screen.clear()
+                            screen.update(message)
+                            round_id = message.get("round_id")
+                            you = view.get("you")
+                            countdown = message.get("countdown")
+                            if pace is not None and round_id is not None:
+                                if countdown is not None and countdown.get("window") == "wagering":
+                                    deadline[round_id] = float(countdown["ends_at_ms"])
+                                elif (
+                                    view["phase"] != "wagering"
+                                    and round_id in deadline
+                                    and round_id not in dealt
+                                ):  # the first state past the wagering: the cards on the screen
+                                    dealt.add(round_id)
+                                    if timings is not None:
+                                        delay = time.time() - deadline[round_id] / 1000
+                                        timings.deals.append((table, now, delay))
+                            if (
+                                view["phase"] == "wagering"
+                                and you is None
+                                and wagered != round_id
+                                and not _clock_ran_out(countdown)
+                            ):
+                                wagered = round_id
+                                if pace is None:
+                                    await send_wager(round_id)
+                                elif rng.random() < pace.blip:  # the network drops for a moment
+                                    blipped = True
+                                    if timings is not None:
+                                        timings.blips += 1
+                                    await socket.close()
+                                    break
+                                elif rng.random() < pace.sit_out:
+                                    if timings is not None:
+                                        timings.sit_outs += 1
+                                else:
+                                    schedule(
+                                        wager_later(
+                                            round_id, rng.uniform(*pace.wager_seconds), screen
+                                        ),
+                                        later,
+                                    )
+                                continue
+                            legal = (you or {}).get("legal_actions") or []
+                            if (
+                                not legal
+                                or waiting_for is not None
+                                or not (you or {}).get("awaiting_decision", True)
+                            ):
+                                continue
+                            turn = (round_id, message.get("seq"))
+                            if acted == turn:
+                                continue
+                            acted = turn
+                            if pace is None:
+                                await send_decision(you or {}, legal, sent)
+                            else:  # thinking: no other decision until this one is made
+                                waiting_for = "later"
+                                thinking = rng.uniform(*pace.decision_seconds)
+                                schedule(decide_later(str(round_id), thinking, screen, sent), later)
+                    finally:
+                        closer.cancel()
+                        for task in list(later):
+                            task.cancel()
+                    if blipped and pace is not None:
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(stop.wait(), rng.uniform(*pace.blip_seconds))
+                    elif timings is not None and not stop.is_set():
+                        timings.closes[socket.close_code] += 1
+                if not reconnect or stop.is_set():
+                    return
+                if timings is not None:  # closed by the server (e.g. its table moved): again
+                    timings.reconnects += 1
+                if blipped:
+                    failures = 0
+                    continue
+                await wait_to_reconnect()
+            except (OSError, WebSocketException, TimeoutError) as error:
+                closed = error.rcvd if isinstance(error, ConnectionClosed) else None
+                if (
+                    closed is not None and timings is not None and not stop.is_set()
+                ):  # by the server
+                    timings.closes[closed.code] += 1
+                attempt += 1  # the next process of the floor
+                if not reconnect:
+                    return
+                if timings is not None:
+                    timings.reconnects += 1
+                signed_in()  # (another bot signs in meanwhile)
+                await wait_to_reconnect()
+
+    finally:
+        signed_in()
 
 
 async def _close_when(stop: asyncio.Event, socket: Any) -> None:

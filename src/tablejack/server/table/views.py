@@ -286,11 +286,12 @@ class TableViews:
             f"{_encode(countdown)},"
         )
         out: dict[tuple[str, str], tuple[tuple[Any, ...], str]] = {}
+        every = () if self.round is None else tuple(visibility.pseudonyms(self.round, ""))
         for player, terminal in terminals:
             text = texts.get(player, "null")
             if self.round is not None:  # the information policy: others by their labels
                 names = visibility.pseudonyms(self.round, player)
-                text = visibility.conceal_text(text, names, _encode)
+                text = visibility.conceal_text(text, names, _encode, every)
             position = self.position_of(player, terminal)
             balance = self.floor.balances.get(player)
             key = (self.id, self.status, self.round_id, text, position, balance, clock)
