@@ -14,6 +14,7 @@ and a player's answers carry no other player's name or balance.
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -224,9 +225,14 @@ def numbers(value: Any) -> Iterator[int]:
 
 
 def shows(body: Any, code: str) -> bool:
-    """True when ``code`` (or its printed form, e.g. ``Q♥``) is in a string of ``body``."""
+    """True when ``code`` (or its printed form, e.g. ``Q♥``) is in a string of ``body`` as a
+    token of its own: not inside a longer run of letters and digits, such as a hash or the
+    server's install path (``/tmp/tmp.A7PZF16Dqr`` holds no six of diamonds)."""
     display = Card.parse(code).display
-    return any(code in text or display in text for text in strings(body))
+    pattern = re.compile(
+        rf"(?<![0-9A-Za-z])(?:{re.escape(code)}|{re.escape(display)})(?![0-9A-Za-z])"
+    )
+    return any(pattern.search(text) for text in strings(body))
 
 
 def headers(client: TestClient, viewer: str, game: Game) -> dict[str, str]:
