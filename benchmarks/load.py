@@ -36,7 +36,12 @@ bots start once every process holds its share, each connecting to its table's pr
 load balancer that knows the tables would send it; ``--route spread`` sends each to the
 processes in turn instead, so most are forwarded). The report gives each process's tables,
 rounds, CPU, memory (with ``--soak``, its memory over the run too) and latencies, and the
-floor's. For a before/after measured in one run, run this file with an earlier commit's
+floor's, with the reconnections and the sockets the servers closed by close code
+(``closes_by_code``; a bot's own network blips are not in it), and every connection lost but
+the blips, by why (``drops_by_reason``: the server's close code, this side's — ``client 1011
+keepalive ping timeout`` —, a connection cut without a close frame, a handshake that timed out
+or was refused) and minute by minute (``drops_by_minute``, every minute of the run up to the
+last loss). For a before/after measured in one run, run this file with an earlier commit's
 package first (``PYTHONPATH=/tmp/old/src``; with one process it uses nothing newer).
 
 The bots run in ``--bot-processes`` processes (default 2; each plays whole tables, all start
@@ -61,6 +66,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -362,8 +368,32 @@ class BotJob:
 
 def play_group(job: BotJob) -> dict[str, Any]:
     """One bot process: play the job's terminals and return its measurements (latencies of the
-    decisions sent after the first ``warmup`` seconds, and of all of them; by serve process)."""
-    return asyncio.run(_play_group(job))
+    decisions sent after the first ``warmup`` seconds, and of all of them; by serve process).
+    The bots run on uvloop where it is installed, as the server does: they stand for terminals
+    on machines of their own, so the less of the shared cores they take, the more the figures
+    are the server's."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(_play_group(job))
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(_play_group(job))
+
+
+LAG_TICK = 0.1
+"""How often the bots' loop-lag watch wakes (seconds)."""
+
+
+async def _loop_lag(lags: list[float], since: float) -> None:
+    """How late the bots' own event loop wakes, every :data:`LAG_TICK` from ``since`` on:
+    a decision's update is timed when the bot's loop reads it, so a bot process short of CPU
+    adds its lag to every latency the run reports."""
+    loop = asyncio.get_running_loop()
+    while True:
+        due = loop.time() + LAG_TICK
+        await asyncio.sleep(LAG_TICK)
+        if time.perf_counter() >= since:
+            lags.append(loop.time() - due)
 
 
 async def _play_group(job: BotJob) -> dict[str, Any]:
@@ -373,10 +403,13 @@ async def _play_group(job: BotJob) -> dict[str, Any]:
     late = time.time() - job.begin
     await asyncio.sleep(max(0.0, -late))
     cpu_before = time.process_time()
-    steady = time.perf_counter() + job.warmup
+    started = time.perf_counter()
+    steady = started + job.warmup
     stop = asyncio.Event()
     timings = Timings()
     sign_ins = asyncio.Semaphore(job.sign_ins) if job.sign_ins else None
+    lags: list[float] = []
+    watch = asyncio.create_task(_loop_lag(lags, steady))
     bots = [
         asyncio.create_task(
             run_bot(
@@ -401,6 +434,7 @@ async def _play_group(job: BotJob) -> dict[str, Any]:
     cpu = time.process_time() - cpu_before
     stop.set()
     await asyncio.gather(*bots, return_exceptions=True)
+    watch.cancel()
     by_process: dict[int, list[str]] = {}
     for table, process in job.processes.items():
         by_process.setdefault(process, []).append(table)
@@ -421,6 +455,11 @@ async def _play_group(job: BotJob) -> dict[str, Any]:
             else sum(1 for at in times if at >= steady)
         ),
         "reconnects": timings.reconnects,
+        "closes": {str(code): count for code, count in timings.closes.items()},
+        "drops": dict(Counter(why for _, why in getattr(timings, "drops", []))),
+        "drops_by_minute": dict(
+            Counter(str(int((at - started) // 60)) for at, _ in getattr(timings, "drops", []))
+        ),
         "deals": [
             (table, delay) for table, at, delay in getattr(timings, "deals", []) if at >= steady
         ],
@@ -437,6 +476,7 @@ async def _play_group(job: BotJob) -> dict[str, Any]:
             len(received) for per in timings.arrivals.values() for received in per.values()
         ),
         "cpu_seconds": cpu,
+        "loop_lags": lags,
         "late_seconds": max(0.0, late),
     }
 
@@ -467,10 +507,15 @@ def start_server(
     floor: bool,
     number: int,
     metrics: bool = False,
+    lease_seconds: float | None = None,
+    server_src: str | None = None,
 ) -> tuple[subprocess.Popen[bytes], int]:
     """One ``tablejack serve`` process and its port (``floor``: one of a floor of several,
-    named as a host of its own)."""
+    named as a host of its own, with ``lease_seconds`` when given; ``server_src``: the
+    package's source directory the server runs from, another checkout's for a before/after
+    comparison with the same bots)."""
     port = free_port()
+    env = None if server_src is None else {**os.environ, "PYTHONPATH": server_src}
     server = subprocess.Popen(
         [
             sys.executable,
@@ -495,6 +540,7 @@ def start_server(
                     f"load-{number}",
                     "--checkpoint-log",
                     str(work / f"checkpoints-{number}.jsonl"),
+                    *(["--lease-seconds", str(lease_seconds)] if lease_seconds else []),
                 ]
                 if floor
                 else []
@@ -502,6 +548,7 @@ def start_server(
             *(["--metrics-from", "127.0.0.1"] if metrics else []),
         ],
         stdout=subprocess.DEVNULL,
+        env=env,
     )
     return server, port
 
@@ -542,10 +589,12 @@ async def shared_out(db: str, ports: list[int], tables: int) -> dict[str, int]:
         deadline = time.time() + start_seconds(tables, len(ports)) + 60
         while True:
             view = await observer.view()
-            held = {
-                table: ports.index(int(lease.url.rsplit(":", 1)[1]))
+            held = {  # (a lease of a run before, killed, is not ours: it expires, ours take it)
+                table: ports.index(port)
                 for table, lease in view.leases.items()
-                if lease.holder and lease.expires_us > view.now_us
+                if lease.holder
+                and lease.expires_us > view.now_us
+                and (port := int(lease.url.rsplit(":", 1)[1])) in ports
             }
             counts = [list(held.values()).count(i) for i in range(len(ports))]
             if len(held) == tables and max(counts) <= share:
@@ -557,8 +606,20 @@ async def shared_out(db: str, ports: list[int], tables: int) -> dict[str, int]:
         await store.close()
 
 
-def scrape_sockets(port: int) -> int | None:
-    """The player sockets a serve process holds, from its ``/metrics`` (None: no answer)."""
+LEASE_COUNTS = {
+    "tablejack_lease_takeovers_total": "lease_takeovers",
+    "tablejack_tables_dropped_total": "tables_dropped",
+    "tablejack_loop_lags_over_lease_total": "loop_lags_over_lease",
+    "tablejack_lease_renewals_withheld_total": "lease_renewals_withheld",
+    "tablejack_lease_renewals_slow_total": "lease_renewals_slow",
+}
+"""The floor's lease counters a run reports (their growth after the warm-up), by sample name."""
+
+
+def scrape(port: int) -> dict[str, float] | None:
+    """The player sockets a serve process holds, its lease counters (:data:`LEASE_COUNTS`, the
+    tables dropped summed over the reasons), its sign-ins and its sockets ended by why
+    (``ended: <reason>``), from its ``/metrics`` (None: no answer)."""
     import urllib.request
 
     from prometheus_client.parser import text_string_to_metric_families
@@ -568,11 +629,49 @@ def scrape_sockets(port: int) -> int | None:
             body = response.read().decode()
     except OSError:
         return None
+    found: dict[str, float] = dict.fromkeys(LEASE_COUNTS.values(), 0.0)
     for family in text_string_to_metric_families(body):
         for sample in family.samples:
             if sample.name == "tablejack_sockets" and sample.labels.get("role") == "player":
-                return int(sample.value)
-    return None
+                found["sockets"] = sample.value
+            elif sample.name in LEASE_COUNTS:
+                found[LEASE_COUNTS[sample.name]] += sample.value
+            elif sample.name == "tablejack_sign_ins_total":
+                found["sign_ins"] = sample.value
+            elif sample.name == "tablejack_socket_ends_total":
+                found[f"ended: {sample.labels.get('reason')}"] = sample.value
+    return found
+
+
+def scrape_sockets(port: int) -> int | None:
+    """The player sockets a serve process holds, from its ``/metrics`` (None: no answer)."""
+    found = scrape(port)
+    return None if found is None or "sockets" not in found else int(found["sockets"])
+
+
+def lease_growth(
+    first: dict[str, float] | None, last: dict[str, float] | None
+) -> dict[str, int | None]:
+    """How much each lease counter grew between two scrapes of a process (None: not scraped)."""
+    return {
+        name: None if first is None or last is None else int(last[name] - first[name])
+        for name in LEASE_COUNTS.values()
+    }
+
+
+def ends_growth(
+    first: dict[str, float] | None, last: dict[str, float] | None
+) -> dict[str, int] | None:
+    """The sign-ins and the sockets ended by why (the server's count) between two scrapes of a
+    process, those that grew (None: not scraped, or a server without these counters)."""
+    if first is None or last is None or "sign_ins" not in last:
+        return None
+    return {
+        name: grown
+        for name in sorted(last)
+        if (name == "sign_ins" or name.startswith("ended: "))
+        and (grown := int(last[name] - first.get(name, 0.0)))
+    }
 
 
 async def main() -> None:
@@ -660,6 +759,19 @@ async def main() -> None:
         default="owner",
         help="a floor of several: each bot connects to its table's process (owner, default) or "
         "to the processes in turn, most then forwarded (spread)",
+    )
+    parser.add_argument(
+        "--server-src",
+        default=None,
+        help="run the server from this source directory (another checkout's src: a before/"
+        "after comparison with the same bots and the same measurements)",
+    )
+    parser.add_argument(
+        "--lease-seconds",
+        type=float,
+        default=None,
+        help="a floor of several: each process's lease time (serve --lease-seconds; default "
+        "serve's)",
     )
     parser.add_argument(
         "--syscalls",
@@ -774,6 +886,8 @@ async def main() -> None:
             floor=floor,
             number=number,
             metrics=human,
+            lease_seconds=args.lease_seconds,
+            server_src=args.server_src,
         )
         for number in range(args.processes)
     ]
@@ -836,6 +950,8 @@ async def main() -> None:
             syscalls: dict[str, Any] | None = None
             libraries: dict[str, Any] | None = None
             sockets_held: list[int | None] = [None] * len(ports)
+            scraped_first: list[dict[str, float] | None] = [None] * len(ports)
+            scraped_last: list[dict[str, float] | None] = [None] * len(ports)
             rss_warm: list[float] | None = None  # each process's memory once all connected
             while time.time() < begin + args.seconds:
                 await asyncio.sleep(min(1.0, max(0.0, begin + args.seconds - time.time())))
@@ -853,11 +969,17 @@ async def main() -> None:
                     rss_warm = [samples_of[-1] for samples_of in memory]
                 if human and warmed and time.time() < begin + args.seconds - 2:
                     # every terminal connected, none stopping yet: the sockets each holds
-                    sockets_held = list(
-                        await asyncio.gather(
-                            *(asyncio.to_thread(scrape_sockets, port) for port in ports)
-                        )
+                    scraped = await asyncio.gather(
+                        *(asyncio.to_thread(scrape, port) for port in ports)
                     )
+                    for number, found in enumerate(scraped):
+                        if found is not None:
+                            scraped_first[number] = scraped_first[number] or found
+                            scraped_last[number] = found
+                    sockets_held = [
+                        None if found is None or "sockets" not in found else int(found["sockets"])
+                        for found in scraped
+                    ]
             server_cpu = [cpu_seconds(pid) - b for pid, b in zip(pids, cpu_before, strict=True)]
             end_cpu = sum(cpu_seconds(pid) for pid in pids)
             results = pending.get()
@@ -874,6 +996,9 @@ async def main() -> None:
             steady_rounds = sum(after_rounds.values()) - warm[1]
             steady_cpu_ms = round(1000 * (end_cpu - warm[0]) / steady_rounds, 1)
 
+        by_minute: Counter[str] = sum(
+            (Counter(result.get("drops_by_minute", {})) for result in results), Counter()
+        )
         report: dict[str, Any] = {
             "tables": args.tables,
             "batch_ms": args.batch_ms,
@@ -884,6 +1009,7 @@ async def main() -> None:
             "seconds": round(elapsed, 1),
             "database": "postgresql" if db.startswith("postgres") else "sqlite",
             "processes": args.processes,
+            "lease_seconds": args.lease_seconds,
             "rounds": rounds,
             "rounds_per_second": round(rounds / elapsed, 2),
             "decisions": sum(result["decisions"] for result in results),
@@ -909,6 +1035,12 @@ async def main() -> None:
             "socket_syscalls": syscalls,
             "cpu_by_library": libraries,
             "bots_cpu_percent": round(100 * bots_cpu / elapsed, 1),
+            "bots_loop_lag_p50_p99_ms": [  # after the warm-up: the bots' share of the latency
+                percentile(lags, 50),
+                percentile(lags, 99),
+            ]
+            if (lags := sorted(lag for r in results for lag in r.get("loop_lags", [])))
+            else None,
             "load_average_1min": round(os.getloadavg()[0], 2),
             "server_rss_mb_start": round(max(m[0] for m in memory), 1),
             "server_rss_mb_peak": round(max(max(m) for m in memory), 1),
@@ -920,6 +1052,16 @@ async def main() -> None:
                 else sum(result["errors_after_warmup"] for result in results)
             ),
             "reconnects": sum(result["reconnects"] for result in results),
+            "closes_by_code": dict(  # the sockets the servers closed, by WebSocket close code
+                sum((Counter(result.get("closes", {})) for result in results), Counter())
+            ),
+            "drops_by_reason": dict(  # every connection lost but the bots' blips, and why
+                sum((Counter(result.get("drops", {})) for result in results), Counter())
+            ),
+            "drops_by_minute": [  # how those losses spread over the run, minute by minute
+                by_minute.get(str(minute), 0)
+                for minute in range(1 + max(map(int, by_minute), default=-1))
+            ],
             "sum_of_all_accounts": total,
             "ledger_problems": [p for p in problems if not p.startswith("refused")],
             "top_refusals": [p for p in problems if p.startswith("refused")],
@@ -978,6 +1120,15 @@ async def main() -> None:
                     per_process[-1].update(
                         {
                             "sockets_held": sockets_held[number],
+                            **{  # after the warm-up: tables that changed hands, loop lags
+                                f"{name}_after_warmup": grown
+                                for name, grown in lease_growth(
+                                    scraped_first[number], scraped_last[number]
+                                ).items()
+                            },
+                            "socket_ends_after_warmup": ends_growth(
+                                scraped_first[number], scraped_last[number]
+                            ),
                             "rounds_per_second": round(done / elapsed, 2),
                             "rss_mb_end": round(memory[number][-1], 1),
                             "rss_mb_before_bots": round(memory[number][0], 1),

@@ -3,6 +3,7 @@ the tests' floor and its helpers) and the classic scenarios of the games' tests.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -12,6 +13,42 @@ from tablejack.core import ClassicRules, Shoe
 from tablejack.games.classic import ClassicRound
 
 pytest_plugins = ["tests.support.fixtures"]
+
+
+# -- the order of the suite on pytest-xdist's workers -----------------------------------------
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``-n N --dist worksteal`` (``make test``), each worker starts with its share of the
+    slow runs: worksteal first hands each of the N workers one contiguous Nth of the collection,
+    and a worker that runs out steals from the end of another's, so a slow run left near the
+    end of a share starts late and the whole run waits for it. The slow tests are therefore
+    moved to the starts of the N shares, a module's together, each module to the share with the
+    fewest slow tests so far; the other tests keep their order. Every worker collects the same
+    order (it depends on the collection and N alone); one process keeps the order as it is."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers < 2 or config.getoption("dist", None) != "worksteal":
+        return
+    slow: dict[str, list[pytest.Item]] = {}
+    rest: list[pytest.Item] = []
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            slow.setdefault(item.nodeid.split("::")[0], []).append(item)
+        else:
+            rest.append(item)
+    starts: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    for module in slow.values():
+        min(starts, key=len).extend(module)
+    ordered: list[pytest.Item] = []
+    left = len(items)
+    for number, start in enumerate(starts):
+        share = left // (workers - number)  # worksteal's split: the same sizes, in order
+        left -= share
+        taken = max(0, share - len(start))
+        ordered += start + rest[:taken]
+        del rest[:taken]
+    items[:] = ordered + rest
+
 
 # -- classic (Chapter 633a) scenarios ---------------------------------------------------------
 

@@ -9,6 +9,7 @@ as they are), and no page or console error."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ import pytest
 from tablejack import server as server_package
 from tablejack.server.app import create_app
 from tablejack.server.http.demo import demo_setup, demo_tables, demo_terminal_key
+from tablejack.server.table import TableConfig
 from tests.support.browser import screenshot
 
 DESK: Any = {"viewport": {"width": 1280, "height": 800}}
@@ -44,11 +46,26 @@ def english_words() -> list[str]:
     return sorted(w for w in found if len(w) > 1 and w not in {"PA"})
 
 
+def brisk(table: TableConfig) -> TableConfig:
+    """A demo table with shorter clocks — 5 s of wagering, a 5 s decision clock, 1 s between
+    rounds — so that the automated rounds end sooner: the console's words are the same."""
+    if not table.automated:
+        return table
+    clocks: dict[str, Any] = {"wagering_seconds": 5, "between_rounds_seconds": 1}
+    if table.countdown_seconds is not None:
+        clocks["countdown_seconds"] = 5
+    elif hasattr(table.rules, "countdown_seconds"):  # the hybrid rules carry their own clock
+        clocks["rules"] = dataclasses.replace(table.rules, countdown_seconds=5)
+    return dataclasses.replace(table, **clocks)
+
+
 @pytest.fixture(scope="module")
 def demo_server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterator[str]:
     browser_kit.require()
     db = str(tmp_path_factory.mktemp("console-words") / "floor.db")
-    app = create_app(db, tables=demo_tables(), setup=demo_setup, demo=True)
+    app = create_app(
+        db, tables=[brisk(table) for table in demo_tables()], setup=demo_setup, demo=True
+    )
     with browser_kit.serve(app) as url:
         yield url
 

@@ -7,6 +7,7 @@ heading names its role."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -58,6 +59,29 @@ class Watch:
         page.on("console", self.console)
         page.on("pageerror", lambda error: self.problems.append(f"{where}: page error: {error}"))
         page.on("response", self.response)
+        self.pending: set[Any] = set()
+        self.last = time.monotonic()
+        page.on("request", self.started)
+        page.on("requestfinished", self.ended)
+        page.on("requestfailed", self.ended)
+
+    def started(self, request: Any) -> None:
+        self.pending.add(request)
+        self.last = time.monotonic()
+
+    def ended(self, request: Any) -> None:
+        self.pending.discard(request)
+        self.last = time.monotonic()
+
+    def settle(self, page: Any, quiet: float = 0.3, limit: float = 15.0) -> None:
+        """Wait until every request the page made has been answered and none has started for
+        ``quiet`` seconds (what the page asks for after a frame or a click is then in the
+        watch), ``limit`` seconds at most."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            if not self.pending and time.monotonic() - self.last >= quiet:
+                return
+            page.wait_for_timeout(50)
 
     def expected(self, status: int, url: str) -> bool:
         return self.signed_out and status == 401 and url.endswith("/api/me")
@@ -125,7 +149,7 @@ def test_every_demo_page_opens_for_every_role_without_an_error(
                 page.goto(f"{demo_server}/static/terminal.html?lang={lang}")
                 expect(page.get_by_test_id("balance")).to_contain_text("$")
                 expect(page.get_by_test_id("status")).not_to_be_empty()
-                page.wait_for_timeout(1500)  # the table's frames as they come
+                watch.settle(page)  # what the page asked for after the table's frames
                 problems += watch.problems
                 if beyond := wide(page):
                     problems.append(f"terminal {table}: wider than the screen: {beyond}")
@@ -145,7 +169,7 @@ def test_every_demo_page_opens_for_every_role_without_an_error(
                     for tab in page.locator("[data-tab]:visible").all():
                         tab.click()
                         expect(tab).to_have_attribute("aria-selected", "true")
-                    page.wait_for_timeout(800)
+                    watch.settle(page)  # what each tab asked for
                     if beyond := wide(page):
                         problems.append(f"{role} {table}: wider than the screen: {beyond}")
                 problems += watch.problems

@@ -113,3 +113,44 @@ def test_a_bad_amount_is_refused_on_the_page_an_error_frame_is_shown_and_the_pag
             ]
         finally:
             browser.close()
+
+
+def test_a_page_waits_between_half_and_all_of_its_backoff_before_it_reconnects(
+    served: Any, browser_kit: Any
+) -> None:
+    """The terminals of tables handed to another process, or of a process that drains, come
+    back spread over their wait, not in one burst: the page's socket draws each wait between
+    half of its backoff and all of it (1 s, then 2 s …), and reports it (``retry_ms``)."""
+    from playwright.sync_api import sync_playwright
+
+    server = served["url"]
+    with sync_playwright() as playwright:
+        browser = browser_kit.launch(playwright)
+        try:
+            context = browser_kit.context(browser, viewport={"width": 1024, "height": 768})
+            page: Any = context.new_page()
+            page.goto(f"{server}/static/terminal.html")
+            waits = page.evaluate(
+                """async () => {
+                  const { Socket } = await import("/static/common.js");
+                  const waits = [];
+                  for (const draw of [0, 0.5, 0.999999]) {
+                    const real = Math.random;
+                    Math.random = () => draw;
+                    const closed = new Promise((resolve) => {
+                      const socket = new Socket((message) => {
+                        if (message.type !== "closed") return;
+                        socket.stopped = true;
+                        resolve(message.retry_ms);
+                      });
+                      socket.ws.addEventListener("open", () => socket.ws.close());
+                    });
+                    waits.push(await closed);
+                    Math.random = real;
+                  }
+                  return waits;
+                }"""
+            )
+            assert waits == [500, 750, 1000]
+        finally:
+            browser.close()

@@ -9,9 +9,11 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from typing import Any
 
 from tablejack.server.floor.leasing import FloorLeases, LeaseSettings, ended, member_id
+from tablejack.server.floor.renewal import HeldLeases, LoopWatch
 from tablejack.store import Fence
 from tablejack.store.leases import FloorView
 
@@ -125,3 +127,36 @@ def test_a_table_whose_lease_is_lost_while_it_waits_its_turn_is_not_recovered() 
 
     floor = asyncio.run(scenario())
     assert sorted(floor.tables) == [f"T{n:03d}" for n in range(5)]
+
+
+def test_the_watchdog_measures_how_late_the_loop_turns_and_the_renewal_reads_its_stamp() -> None:
+    """The main loop's watchdog stamps each turn; a loop blocked for longer than the lease is
+    counted once it turns again, and the renewal's thread sees how long it has not turned."""
+
+    async def scenario() -> tuple[LoopWatch, float, float]:
+        watch = LoopWatch(0.02, lease_seconds=0.1, loop_stall=5.0)
+        watch.start()
+        await asyncio.sleep(0.1)
+        assert watch.lags_over_lease == 0
+        time.sleep(0.3)  # blocked: no turn
+        blocked = watch.since_turn()
+        await asyncio.sleep(0.1)
+        turned = watch.since_turn()
+        watch.stop()
+        return watch, blocked, turned
+
+    watch, blocked, turned = asyncio.run(scenario())
+    assert blocked >= 0.3
+    assert turned < 0.1
+    assert watch.lags_over_lease == 1
+    assert 0.2 <= watch.lag_max < 1.0
+
+
+def test_the_leases_held_are_read_whole_from_another_thread() -> None:
+    held = HeldLeases()
+    held["A1"] = Fence("A1", 1)
+    copy = held.snapshot()
+    held["B1"] = Fence("B1", 3)
+    assert held.pop("A1") == Fence("A1", 1)
+    assert copy == {"A1": Fence("A1", 1)}  # a copy, not a view
+    assert dict(held) == {"B1": Fence("B1", 3)} and "A1" not in held and len(held) == 1

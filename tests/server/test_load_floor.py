@@ -98,6 +98,14 @@ def test_load_at_human_pace_reports_sockets_and_the_deal_per_process() -> None:
     assert process["sockets_held"] == report["sockets_held"] and process["tables"] == 2
     assert report["rounds"] > 0 and process["rounds"] == report["rounds"]
     assert report["deal_samples"] > 0
+    assert report["closes_by_code"] == {}  # no socket closed by a server (blips are the bots')
+    # the server's own count agrees: the sockets that ended after the warm-up were the bots'
+    # (their blips), none ended by the server; and every connection the bots lost was a blip
+    ends = process["socket_ends_after_warmup"]
+    assert set(ends) <= {"sign_ins", "ended: peer"}, ends
+    assert report["drops_by_reason"] == {}, report["drops_by_reason"]
+    lag_p50, lag_p99 = report["bots_loop_lag_p50_p99_ms"]  # the bots' own share of a latency
+    assert -5 <= lag_p50 <= lag_p99
     assert report["countdown_end_to_cards_p50_ms"] >= 0  # the cards come after the clock
     assert report["wagers"] > 0 and report["decisions"] > 0
     assert report["sum_of_all_accounts"] == 0
@@ -119,8 +127,8 @@ def test_load_plays_on_a_database_prepared_once(postgres: Backend) -> None:
     assert (prepared["tables"], prepared["terminals"]) == (2, 2)
     for _ in range(2):
         done = run_load(
-            "--prepared", "--db", prepared["db"], "--pace", "human", "--tables", "2",
-            "--terminals", "2", "--seconds", "12", "--warmup", "3", "--wagering", "3",
+            "--prepared", "--db", prepared["db"], "--tables", "2",
+            "--terminals", "2", "--seconds", "8", "--warmup", "2", "--wagering", "1",
             "--processes", "2", "--bot-processes", "1", "--json",
         )  # fmt: skip
         assert done.returncode == 0, done.stderr

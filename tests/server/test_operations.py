@@ -10,6 +10,7 @@ import json
 import logging
 import re
 import signal
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -91,8 +92,39 @@ def test_metrics_count_a_round_in_the_prometheus_text_format(
     with kit.connect(client, "cat", "EWT-3", "A1"):
         during = scrape(client, kit.auth("super"))
         assert during[("tablejack_sockets", (("role", "player"),))] == 1
+    # prometheus-client's collectors: the process's memory and the garbage collector
+    assert during[("process_resident_memory_bytes", ())] > 10_000_000
+    assert during[("python_gc_collections_total", (("generation", "2"),))] >= 0
     client.app.state.metrics.link_state("sas-1", up=False)
     assert scrape(client, kit.auth("super"))[("tablejack_sas_link_up", (("link", "sas-1"),))] == 0
+
+
+def test_metrics_count_sign_ins_and_why_each_socket_ended(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    """``tablejack_sign_ins_total`` and ``tablejack_socket_ends_total{reason}``: a terminal
+    that closes its socket ends it as ``peer``; a socket whose credential is revoked is ended by
+    the server, ``credential ended`` — an operator tells a storm of reconnections from its cause."""
+    client = make_client([kit.hybrid_table()], backend=backend)
+    ends = "tablejack_socket_ends_total"
+    with kit.connect(client, "ann", "EWT-1", "A1"):
+        pass
+    with kit.connect(client, "cat", "EWT-3", "A1") as cat:
+        listed = client.get("/api/tokens?role=player&subject=cat", headers=kit.auth("super"))
+        credential = next(c["id"] for c in listed.json() if c["parent"] is None)
+        revoked = client.post(f"/api/tokens/{credential}/revoke", headers=kit.auth("super"))
+        assert revoked.json()["closed_sockets"] == 1
+        assert cat.until(lambda m: m["type"] == "error")["code"] == "credential"
+    wanted = ((ends, (("reason", "peer"),)), (ends, (("reason", "credential ended"),)))
+    samples = scrape(client, kit.auth("operator"))
+    for _ in range(50):  # an end is counted as the socket's task finishes
+        if all(samples.get(name) == 1 for name in wanted):
+            break
+        time.sleep(0.05)
+        samples = scrape(client, kit.auth("operator"))
+    assert samples[("tablejack_sign_ins_total", ())] == 2
+    assert samples[(ends, (("reason", "peer"),))] == 1
+    assert samples[(ends, (("reason", "credential ended"),))] == 1
 
 
 def test_metrics_refused_without_a_staff_credential(
@@ -235,7 +267,7 @@ def test_the_grafana_dashboard_shows_only_metrics_the_server_exports(
         re.sub(r"_(bucket|total|count|sum)$", "", name)
         for panel in dashboard["panels"]
         for target in panel["targets"]
-        for name in re.findall(r"tablejack_\w+", target["expr"])
+        for name in re.findall(r"\b(?:tablejack|process|python_gc)_\w+", target["expr"])
     }
     client = make_client([kit.hybrid_table()], backend=backend)
     response = client.get("/metrics", headers=kit.auth("super"))

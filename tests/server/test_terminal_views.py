@@ -221,3 +221,100 @@ def test_633c5_version_a_texts_spliced_from_parts_are_the_views_encoded(
         command = bot_command(round_)
         assert command is not None
         round_.apply(command)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), players=st.integers(1, 21))
+def test_633c5_a_broadcast_conceals_each_piece_once_and_gives_each_player_the_same_text(
+    seed: int, players: int
+) -> None:
+    """The information policy at a broadcast (``Concealer``): the pieces of the players' texts
+    are searched for names once, and each player's text is the one concealing his whole text
+    would give — his own name kept, every other player's label, a name where it is a key left
+    as it is — at every step of a dealt round, for the players and for a watcher."""
+    import random
+
+    from tablejack.core.shoe import Shoe
+    from tablejack.games.hybrid import HybridRound, bot_command, bot_seat
+    from tablejack.server import visibility
+    from tablejack.server.support.wire import dumps
+
+    adapter = adapter_for("hybrid")
+    round_ = HybridRound(HybridRules(), Shoe.shuffled(6, seed=seed))
+    bot_seat(round_, random.Random(seed), players)
+    everyone = [*round_.players, "watcher-1"]
+    every = tuple(visibility.pseudonyms(round_, ""))
+    while True:
+        pieces = adapter.player_pieces(round_, everyone, dumps)
+        concealer = visibility.Concealer(round_, dumps)
+        for player in everyone:
+            whole = "".join(pieces[player])
+            expected = visibility.conceal_text(
+                whole, visibility.pseudonyms(round_, player), dumps, every
+            )
+            assert concealer.text(pieces[player], player) == expected
+        if round_.is_complete:
+            break
+        command = bot_command(round_)
+        assert command is not None
+        round_.apply(command)
+
+
+def audit_less_its_secrets(round_: Any) -> dict[str, Any]:
+    """A version A terminal's view without a wager this round, read off the audit view: every
+    secret of the dealer's taken out (the hole card, every card, his total and Blackjack while
+    unturned), the table's keys, what it waits for while wagering, the players' names and
+    positions (the oracle of the public view, built the long way)."""
+    from tablejack.server.table.games.views import dealer_totals
+
+    public = round_.audit_view()
+    for secret in ("hole_card", "all_cards", "dealer_total", "dealer_blackjack"):
+        public["dealer"].pop(secret, None)
+    public["dealer"].update(dealer_totals(round_.dealer, revealed=round_.hole_card_revealed))
+    keys = (
+        "game",
+        "phase",
+        "decision_round",
+        "countdown_running",
+        "countdown_seconds",
+        "countdown_default",
+        "positions",
+        "community_cards",
+        "dealer",
+    )
+    return {key: public[key] for key in keys if key in public} | {
+        "waiting_for": public.get("next_step", "") if round_.phase.value == "wagering" else "",
+        "you": None,
+        "players": [{"player": p["player"], "position": p["position"]} for p in public["players"]],
+    }
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), players=st.integers(0, 12))
+def test_633c5o_a_terminal_without_a_wager_sees_the_audit_view_less_every_secret(
+    seed: int, players: int
+) -> None:
+    """PA 633c.5(o): the public view a watching terminal gets, built from the table's part of
+    the players' views, is at every step the audit view with every secret of the dealer taken
+    out, key for key and in the same order (its encoding byte for byte), with and without
+    players at the table."""
+    import random
+
+    from tablejack.core.shoe import Shoe
+    from tablejack.games.hybrid import HybridRound, bot_command, bot_seat
+    from tablejack.server.support.wire import dumps
+
+    adapter = adapter_for("hybrid")
+    round_ = HybridRound(HybridRules(), Shoe.shuffled(6, seed=seed))
+    if players:
+        bot_seat(round_, random.Random(seed), players)
+    while True:
+        expected = dumps(audit_less_its_secrets(round_))
+        assert dumps(adapter.player_view(round_, "watcher")) == expected
+        pieces = adapter.player_pieces(round_, [*round_.players, "watcher"], dumps)
+        assert pieces["watcher"] == (expected,)
+        if round_.is_complete or not players:
+            break
+        command = bot_command(round_)
+        assert command is not None
+        round_.apply(command)

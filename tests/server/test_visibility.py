@@ -116,3 +116,47 @@ def test_the_viewers_of_a_round_share_one_pattern_and_each_keeps_his_own_name() 
     }
     assert json.loads(bob)["players"] == ["player 1", "bob", "player 3"]
     assert visibility.conceal_text(text, {}, encode, every) == text  # a watcher of no one
+
+
+class Wagered:
+    """A round's players as the information policy reads them: their wagers in order."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.wagers = [type("Wager", (), {"player": name})() for name in names]
+
+
+NAMES = ["ann", "ann-2", "a", "bo b", 'q"uote', "ñu", "player 1"]
+WORDS = st.sampled_from([*NAMES, "x", "ann ann", "", ":", "ann:"])
+DOCUMENTS = st.recursive(
+    WORDS | st.integers(0, 9) | st.none(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(WORDS, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    players=st.lists(st.sampled_from(NAMES), min_size=1, max_size=5, unique=True),
+    seated=st.lists(st.sampled_from(NAMES), max_size=7),
+    documents=st.lists(DOCUMENTS, min_size=1, max_size=4),
+    viewer=st.sampled_from([*NAMES, "watcher"]),
+    spaced=st.booleans(),
+)
+def test_605a_the_broadcasts_concealer_gives_what_concealing_the_whole_text_gives(
+    players: list[str], seated: list[str], documents: list[Any], viewer: str, spaced: bool
+) -> None:
+    """``Concealer`` searches each piece once, with a pattern over the round's players and the
+    players seated at the table's terminals (a set that does not change with every wager, so its
+    pattern is compiled once): for any JSON pieces — names as values, as keys (with and without
+    a space before the colon), within longer names and texts, one name the start of another, a
+    seated player who has no wager this round (left as he is) — each viewer's text is the one
+    :func:`conceal_text` of his whole text gives."""
+    encode = json.dumps if spaced else (lambda v: json.dumps(v, separators=(",", ":")))
+    round_ = Wagered(players)
+    pieces = [encode(document) for document in documents]
+    pieces = [part for piece in pieces for part in (piece, ",")][:-1]
+    every = tuple(visibility.pseudonyms(round_, ""))
+    expected = visibility.conceal_text(
+        "".join(pieces), visibility.pseudonyms(round_, viewer), encode, every
+    )
+    assert visibility.Concealer(round_, encode, seated).text(pieces, viewer) == expected

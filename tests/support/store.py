@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,9 +94,21 @@ class Backend:
         return cls("postgresql", postgres_url(), schema)
 
     def drop(self) -> None:
-        """Remove the PostgreSQL schema (SQLite files go with the temporary directory)."""
-        if self.schema:
-            asyncio.run(_pg_execute(f"DROP SCHEMA {self.schema} CASCADE"))
+        """Remove the PostgreSQL schema (SQLite files go with the temporary directory). A write
+        of the test's server still finishing can deadlock with the drop, which PostgreSQL then
+        aborts: the drop is tried again once the write is through."""
+        if not self.schema:
+            return
+        import asyncpg
+
+        for attempt in range(5):
+            try:
+                asyncio.run(_pg_execute(f"DROP SCHEMA {self.schema} CASCADE"))
+                return
+            except asyncpg.exceptions.DeadlockDetectedError:
+                if attempt == 4:
+                    raise
+                time.sleep(0.2)
 
     @property
     def server_url(self) -> str:

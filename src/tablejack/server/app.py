@@ -156,7 +156,14 @@ def create_app(
             lease_store = await Store.open(
                 db_url, migrate=False, pool_size=2, **lease_options(lease)
             )
-            leases = FloorLeases(floor, lease, lease_store)
+            settings = lease
+
+            async def renewal_store() -> Store:  # the renewal's thread opens its own
+                return await Store.open(
+                    db_url, migrate=False, pool_size=1, **lease_options(settings)
+                )
+
+            leases = FloorLeases(floor, lease, lease_store, renewal_store=renewal_store)
             app.state.hop_key = await floor_hop_key(store)  # the proof of a forwarded request
             await save_tables(floor, tables or [])
             await leases.start()

@@ -44,6 +44,7 @@ __all__ = [
     "FACE_DOWN",
     "HOLE_CARD_RULE",
     "STAFF",
+    "Concealer",
     "Viewer",
     "conceal",
     "conceal_text",
@@ -270,12 +271,76 @@ def conceal_text(
     return pattern.sub(lambda match: tokens.get(match.group(0), match.group(0)), text)
 
 
+class Concealer:
+    """:func:`conceal_text` for every viewer of one round at once (a broadcast): each viewer's
+    text comes in pieces (the parts of the round's view several viewers share, each one the same
+    string for all of them), and each distinct piece is searched for the round's names once; a
+    viewer's text is then its pieces joined, each name found his label's or, his own, left as it
+    is. The same text as :func:`conceal_text` of the joined pieces with :func:`pseudonyms` of the
+    viewer, as long as no piece ends inside a JSON string or just before the ``:`` of a key
+    (pieces of encoded JSON values and the punctuation between them)."""
+
+    def __init__(self, round_: Any, encode: Any, among: Iterable[str] = ()) -> None:
+        """``among``: names the pattern may search for besides the round's players (left as
+        they are where found): the players at the table's terminals, whose set changes far
+        less often than the round's, which grows with every wager — a pattern is compiled
+        for each new set."""
+        self.encode = encode
+        self.labels = {
+            encode(name): encode(label) for name, label in pseudonyms(round_, "").items()
+        }
+        """Each of the round's players' name as a JSON string → his label as one."""
+        searched = {*self.labels, *(encode(name) for name in among if name)}
+        self.pattern = _token_pattern(tuple(sorted(searched))) if self.labels else None
+        self._pieces: dict[str, tuple[str, frozenset[str], list[str]] | None] = {}
+        """Each piece seen → None (no name in it), or the piece with every name its label's,
+        the names it holds, and its split at them (``[text, name, text, …]``)."""
+
+    def text(self, pieces: Iterable[str], subject: str) -> str:
+        """The pieces of ``subject``'s text joined, every other player of the round named by
+        his label."""
+        if self.pattern is None:
+            return "".join(pieces)
+        own = self.encode(subject)
+        out: list[str] = []
+        for piece in pieces:
+            if piece in self._pieces:
+                found = self._pieces[piece]
+            else:
+                found = self._pieces[piece] = self._searched(piece)
+            if found is None:
+                out.append(piece)
+            elif own not in found[1]:
+                out.append(found[0])
+            else:  # his own name among the others: kept
+                split = found[2]
+                out.extend(
+                    part if index % 2 == 0 or part == own else self.labels.get(part, part)
+                    for index, part in enumerate(split)
+                )
+        return "".join(out)
+
+    def _searched(self, piece: str) -> tuple[str, frozenset[str], list[str]] | None:
+        assert self.pattern is not None
+        split: list[str] = self.pattern.split(piece)
+        if len(split) == 1:
+            return None
+        names = frozenset(split[1::2])
+        if names.isdisjoint(self.labels):
+            return None  # only names that are not the round's players'
+        labelled = "".join(
+            part if index % 2 == 0 else self.labels.get(part, part)
+            for index, part in enumerate(split)
+        )
+        return labelled, names, split
+
+
 @functools.lru_cache(maxsize=1024)
 def _token_pattern(tokens: tuple[str, ...]) -> re.Pattern[str]:
     """The pattern of JSON string tokens where they are values, not keys (built once per set
     of names: a broadcast asks for the same sets again and again)."""
     alternatives = "|".join(re.escape(token) for token in sorted(tokens, key=len, reverse=True))
-    return re.compile(f"(?:{alternatives})" + r"(?!\s*:)")
+    return re.compile(f"({alternatives})" + r"(?!\s*:)")  # (one group: ``split`` keeps it)
 
 
 # -- recall ------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ __all__ = [
     "SESSION_LIFETIME_S",
     "Credential",
     "Issued",
+    "alive",
     "credential_by_id",
     "credentials",
     "issue",
@@ -395,18 +396,19 @@ async def revoke(store: Store, credential_id: str, *, by: Actor) -> list[str]:
     return ids
 
 
-async def revoked_since(store: Store, since_us: int) -> list[tuple[str, int]]:
-    """``(token_hash, revoked_us)`` of the credentials revoked at or after ``since_us`` (the
-    server's revocation watch)."""
+async def revoked_since(store: Store, since_us: int) -> list[tuple[str, int, str]]:
+    """``(token_hash, revoked_us, role)`` of the credentials revoked at or after ``since_us``
+    (the server's revocation watch: a terminal's device credential revoked also ends the
+    sessions it proved, which are not revoked themselves)."""
     async with store.engine.connect() as connection:
         rows = (
             await connection.execute(
-                select(CREDENTIALS.c.token_hash, CREDENTIALS.c.revoked_us).where(
-                    CREDENTIALS.c.revoked_us >= since_us
-                )
+                select(
+                    CREDENTIALS.c.token_hash, CREDENTIALS.c.revoked_us, CREDENTIALS.c.role
+                ).where(CREDENTIALS.c.revoked_us >= since_us)
             )
         ).all()
-    return [(str(row[0]), int(row[1])) for row in rows]
+    return [(str(row[0]), int(row[1]), str(row[2])) for row in rows]
 
 
 async def still_valid(store: Store, hashes: list[str], at_us: int) -> set[str]:
@@ -414,19 +416,10 @@ async def still_valid(store: Store, hashes: list[str], at_us: int) -> set[str]:
     return set(await living(store, hashes, at_us))
 
 
-async def living(store: Store, hashes: list[str], at_us: int) -> dict[str, int]:
-    """Of ``hashes``, those of a credential alive at ``at_us``, each with when it ends (the
-    earliest expiry of it, its parent and its device credential). Alive: the credential
-    exists, is neither revoked nor expired; a session's parent too; a player's session at a
-    terminal names the terminal's device credential that proved it, which is still valid
-    (the key was not replaced) and still that terminal's; and a credential bound to a terminal
-    (a session there, the terminal's own) needs the terminal registered and active. A
-    credential deleted, or changed behind the server's back, is not alive.
-
-    The one test of a credential's life: every REST request (:meth:`Auth.authenticate
-    <tablejack.server.support.auth.Auth>`) and the revocation watch over the open sockets use it."""
-    if not hashes:
-        return {}
+def _living(at_us: int, *columns: Any) -> tuple[Any, Any]:
+    """The credentials table as ``own`` and the statement of :func:`living`: each credential
+    alive at ``at_us`` with its hash, its expiry, its parent's and its device credential's (and
+    ``columns`` of ``own``, named by their names)."""
     own, parent, device = (
         CREDENTIALS.alias("own"),
         CREDENTIALS.alias("parent"),
@@ -438,7 +431,13 @@ async def living(store: Store, hashes: list[str], at_us: int) -> dict[str, int]:
 
     at_terminal = own.c.terminal.is_not(None) & (own.c.role == Role.PLAYER.value)
     statement = (
-        select(own.c.token_hash, own.c.expires_us, parent.c.expires_us, device.c.expires_us)
+        select(
+            own.c.token_hash,
+            own.c.expires_us,
+            parent.c.expires_us,
+            device.c.expires_us,
+            *(own.c[name].label(f"own_{name}") for name in columns),
+        )
         .select_from(
             own.outerjoin(parent, parent.c.id == own.c.parent)
             .outerjoin(device, device.c.id == own.c.device)
@@ -458,6 +457,39 @@ async def living(store: Store, hashes: list[str], at_us: int) -> dict[str, int]:
             & (own.c.terminal.is_(None) | (TERMINALS.c.status == "active"))
         )
     )
+    return own, statement
+
+
+async def alive(store: Store, token: str, at_us: int) -> tuple[Credential, int] | None:
+    """The credential of a secret if it is alive at ``at_us`` (:func:`living`), with when it
+    ends; None: unknown, or not alive. One query, where :func:`lookup` and :func:`living` are
+    two (a hello asks it twice: the player's credential and the terminal's)."""
+    names = [column.name for column in CREDENTIALS.columns]
+    own, statement = _living(at_us, *names)
+    async with store.engine.connect() as connection:
+        row = (
+            await connection.execute(statement.where(own.c.token_hash == token_hash(token)))
+        ).first()
+    if row is None:
+        return None
+    ends = [int(value) for value in row[1:4] if value is not None]
+    return _credential(dict(zip(names, row[4:], strict=True))), min(ends)
+
+
+async def living(store: Store, hashes: list[str], at_us: int) -> dict[str, int]:
+    """Of ``hashes``, those of a credential alive at ``at_us``, each with when it ends (the
+    earliest expiry of it, its parent and its device credential). Alive: the credential
+    exists, is neither revoked nor expired; a session's parent too; a player's session at a
+    terminal names the terminal's device credential that proved it, which is still valid
+    (the key was not replaced) and still that terminal's; and a credential bound to a terminal
+    (a session there, the terminal's own) needs the terminal registered and active. A
+    credential deleted, or changed behind the server's back, is not alive.
+
+    The one test of a credential's life: every REST request (:meth:`Auth.authenticate
+    <tablejack.server.support.auth.Auth>`) and the revocation watch over the open sockets use it."""
+    if not hashes:
+        return {}
+    own, statement = _living(at_us)
     found: dict[str, int] = {}
     async with store.engine.connect() as connection:
         for start in range(0, len(hashes), 500):

@@ -7,7 +7,6 @@ Heavy modules (the web framework, the database drivers) are imported only when t
 from __future__ import annotations
 
 import contextlib
-import gc
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,6 +23,7 @@ from tablejack.server.commands.options import (
     server_settings,
     tables_option,
 )
+from tablejack.server.support.heap import FULL_COLLECTION_SECONDS, settled_after
 
 __all__ = ["serve"]
 
@@ -48,6 +48,23 @@ def serve(
             "its tables to the others this long after (docs/server.md)."
         ),
     ] = 5.0,
+    loop_stall: Annotated[
+        float,
+        typer.Option(
+            help="PostgreSQL: the leases are renewed on a thread of their own while the "
+            "event loop turns; one that has not turned for this long (seconds) stops their "
+            "renewal, and the process loses its tables (docs/server.md)."
+        ),
+    ] = 30.0,
+    gc_full_seconds: Annotated[
+        float,
+        typer.Option(
+            help="Collect the garbage collector's oldest generation every this many seconds "
+            "(its thresholds, tuned for the rounds' short-lived objects, would leave it "
+            "uncollected for hours: the memory of closed sockets and ended rounds held in "
+            "reference cycles; docs/server.md)."
+        ),
+    ] = FULL_COLLECTION_SECONDS,
     share: Annotated[
         int | None,
         typer.Option(
@@ -236,6 +253,20 @@ def serve(
     except ValueError as error:
         typer.echo(f"tablejack serve: --metrics-from: {error}. The server did not start.", err=True)
         raise typer.Exit(code=2) from None
+    if not loop_stall > 0:  # (NaN too)
+        typer.echo(
+            f"tablejack serve: --loop-stall is a positive number of seconds, not {loop_stall}. "
+            "The server did not start.",
+            err=True,
+        )
+        raise typer.Exit(code=2)
+    if not gc_full_seconds > 0:  # (NaN too)
+        typer.echo(
+            "tablejack serve: --gc-full-seconds is a positive number of seconds, not "
+            f"{gc_full_seconds}. The server did not start.",
+            err=True,
+        )
+        raise typer.Exit(code=2)
     floor_of_processes = async_url(db).startswith("postgresql")
     tables_file, table_ids = tables_option(tables, floor_of_processes)
     settings = server_settings(tables_file) if tables_file is not None else {}
@@ -293,6 +324,7 @@ def serve(
         lease = LeaseSettings(
             url=advertise or f"{scheme}://{shown}:{port}",
             seconds=lease_seconds,
+            loop_stall=loop_stall,
             tables=table_ids,
             share=share,
             name=member or "",
@@ -307,7 +339,7 @@ def serve(
     application = create_app(
         db,
         tables=configs,
-        setup=_settle_heap_after(setup),
+        setup=settled_after(setup, gc_full_seconds),
         broadcast_interval=batch_ms / 1000,
         commit_window=commit_ms / 1000,
         step_window=step_ms / 1000,
@@ -415,21 +447,3 @@ def raise_open_files() -> int:
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-
-
-def _settle_heap_after(setup: Any) -> Any:
-    """The floor's start-up, then the garbage collector tuned for a long-running server: what
-    start-up built (the code, the tables, the accounts) is frozen out of the collector's scans
-    (:func:`gc.freeze`), and the young generation is collected after 20,000 allocations instead
-    of 700. A round creates many short-lived objects; with the default thresholds the server
-    spent 37.2 ms of CPU per round against 28.9 ms with these (``benchmarks/load.py``, 50
-    tables × 20 terminals, back to back; docs/server.md, "Load")."""
-
-    async def run(floor: Any) -> None:
-        if setup is not None:
-            await setup(floor)
-        gc.collect()
-        gc.freeze()
-        gc.set_threshold(20_000, 20, 100)
-
-    return run

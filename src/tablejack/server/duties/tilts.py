@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONNECTION_SETTING",
+    "RELOAD_SECONDS",
     "TABLE_TILT_RULE",
     "TableTilts",
     "TerminalTilts",
@@ -58,6 +59,11 @@ __all__ = [
 ]
 
 log = logging.getLogger("tablejack.server")
+
+RELOAD_SECONDS = 1.0
+"""While a burst of ``connection_lost`` tilts is written, the guard and the consoles reload at
+least this often (a lock written applies within this time, the rest of the burst still to
+write)."""
 
 TABLE_TILT_RULE = "table lock-out"
 """The rule a table tilt's refusals name (a terminal's tilt names ``terminal lock-out``)."""
@@ -279,7 +285,8 @@ class TerminalTilts:
         self.floor = floor
         self.last_table: dict[str, str] = {}
         """The table at which each terminal was last locked automatically."""
-        self._pending: set[asyncio.Task[Any]] = set()
+        self._lost: list[tuple[Connection, dict[str, Any]]] = []
+        self._writer: asyncio.Task[None] | None = None
 
     def lockout(self, floor: Floor, table: Table) -> TableTilts:
         """A table's tilts (the floor's factory of :class:`~tablejack.server.table.LockOut`)."""
@@ -289,40 +296,67 @@ class TerminalTilts:
 
     def schedule_connection_lost(self, connection: Connection) -> None:
         """A player's socket closed: take the round as it stands at this moment
-        (:func:`at_stake`) and run :meth:`connection_lost` in a task of its own, so that the
-        closing socket's handler being cancelled does not cancel the tilt."""
+        (:func:`at_stake`) and queue the check (:meth:`lost`)."""
         stake = at_stake(self.floor, connection)
-        if stake is None:
-            return
+        if stake is not None:
+            self.lost(connection, stake)
 
-        async def run() -> None:
+    def lost(self, connection: Connection, stake: dict[str, Any]) -> None:
+        """Queue the ``connection_lost`` check of a socket that closed with ``stake``. One
+        task of the floor writes the queue, one lock after another, in the order the sockets
+        closed — a task apart from the closing socket's handler, so that its cancelling does
+        not cancel the tilt. When a switch drops every terminal of the floor at once, the
+        thousands of tilts take one connection of the store's pool, not all of it, and do not
+        race each other for the head of the ``floor-tilts`` log; the guard and the consoles
+        reload once for each batch written (what queued while the last was written), not once
+        a tilt — and at least every :data:`RELOAD_SECONDS` while a long batch is written, so
+        that a lock applies within that time of its write."""
+        self._lost.append((connection, stake))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._write())
+
+    async def _write(self) -> None:
+        floor = self.floor
+        clock = asyncio.get_running_loop().time
+        while self._lost:
+            batch, self._lost = self._lost, []
             try:
-                await self.connection_lost(connection, stake)
+                when = str((await floor_settings(floor.store)).get(CONNECTION_SETTING, "mid_round"))
             except Exception:
-                log.exception("the connection_lost tilt of %s failed", connection.terminal)
-
-        task = asyncio.get_running_loop().create_task(run())
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+                log.exception("the connection_lost tilts of %d terminal(s) failed", len(batch))
+                continue
+            unheard, since = 0, clock()  # locks written and not yet reloaded, since when
+            for number, (connection, stake) in enumerate(batch, 1):
+                try:
+                    unheard += await self._lock(connection, stake, when) is not None
+                except Exception:
+                    log.exception("the connection_lost tilt of %s failed", connection.terminal)
+                if unheard and (number == len(batch) or clock() - since >= RELOAD_SECONDS):
+                    try:  # the guard reloads, the consoles show the locks
+                        await floor.locks_changed()
+                    except Exception:
+                        log.exception("the reload after %d connection_lost tilt(s) failed", unheard)
+                    unheard, since = 0, clock()
 
     async def drain(self) -> None:
-        """Let the pending ``connection_lost`` checks finish (at shutdown, before the store
+        """Let the queued ``connection_lost`` checks finish (at shutdown, before the store
         closes)."""
-        pending = list(self._pending)
-        if pending:
-            await asyncio.wait(pending, timeout=5)
+        writer = self._writer
+        if writer is not None and not writer.done():
+            await asyncio.wait([writer], timeout=5)
+        if self._lost:
+            log.error("%d connection_lost tilt(s) not written at shutdown", len(self._lost))
 
-    async def connection_lost(
-        self, connection: Connection, stake: dict[str, Any]
+    async def _lock(
+        self, connection: Connection, stake: dict[str, Any], when: str
     ) -> dict[str, Any] | None:
         """Lock the terminal (``connection_lost``) of a socket that closed with ``stake`` (see
-        :func:`at_stake`) when the floor setting ``tilt_on_connection_loss`` asks for it:
-        ``mid_round`` once wagering had closed, ``always``, or ``off``. Returns the tilt, or
+        :func:`at_stake`) when the floor setting ``tilt_on_connection_loss`` (``when``) asks for
+        it: ``mid_round`` once wagering had closed, ``always``, or ``off``. Returns the tilt, or
         None."""
-        floor = self.floor
-        when = str((await floor_settings(floor.store)).get(CONNECTION_SETTING, "mid_round"))
         if when == "off" or (when == "mid_round" and stake["wagering"]):
             return None
+        floor = self.floor
         table = floor.tables.get(stake["table"])
         if table is None:  # the table moved to another process of the floor: not this one's
             return None
@@ -340,7 +374,6 @@ class TerminalTilts:
             fence=table.fence,
         )
         self.last_table[connection.terminal] = stake["table"]
-        await floor.locks_changed()  # the guard reloads, the consoles show the lock
         return done
 
     async def refresh(self, tables: Iterable[Table] | None = None) -> None:

@@ -31,6 +31,7 @@ __all__ = [
     "LEASE_RULE",
     "OUTBOX_LIMIT",
     "SETUP",
+    "TABLE_MOVED",
     "Connection",
     "Floor",
     "Outboxes",
@@ -54,6 +55,9 @@ CREDENTIAL_ENDED = "credential ended"
 expired, its terminal's key replaced, the terminal retired)."""
 CLOSING = (1008, "closing")
 """The close code and reason of a socket the server ends without saying why."""
+TABLE_MOVED = "table moved"
+"""The reason of the 1008 close of a socket whose table another process of the floor runs now
+(the terminal reconnects and reaches it there)."""
 
 
 class Outboxes:
@@ -112,6 +116,13 @@ class Connection:
     overflowed: bool = False
     last_state: tuple[Any, ...] | None = None
     """What the last broadcast state showed this terminal (an unchanged state is not sent)."""
+    told: tuple[str | None, int] = (None, -1)
+    """The round and sequence number a broadcast last told this socket (in a ``state`` or a
+    ``seq``; a round's numbers start again at 1)."""
+    wants_seq: int | None = None
+    """A command of this socket's in flight (0), or answered at a sequence number the socket
+    has not been told yet (the ``ack``'s ``seq``): a broadcast that changes nothing it shows
+    still tells it the table's sequence number (``seq``); None: nothing awaited."""
     writable: asyncio.Event | None = field(default=None, repr=False)
     """Set while the socket's transport takes frames without waiting (the server's
     ``tablejack.writable`` scope extension; None: a server that does not tell, whose sends
@@ -166,6 +177,17 @@ class Connection:
         """Close the socket (1008 ``reason``) after the messages already waiting."""
         self.closing = self.closing or (1008, reason)
         self.push(None)
+
+    def ended_because(self, by_reader: str) -> str:
+        """Why the socket ended, as ``tablejack_socket_ends_total`` counts it: ``too slow``
+        (its outbox overflowed), ``drained`` (a 1012 close), the reason the server gave when it
+        ended it (:meth:`end`), or else ``by_reader``, what the reading side saw (``peer``:
+        the terminal closed it or the connection was cut)."""
+        if self.overflowed:
+            return "too slow"
+        if self.closing is not None:
+            return "drained" if self.closing[0] == 1012 else self.closing[1]
+        return by_reader
 
     def attach(
         self,

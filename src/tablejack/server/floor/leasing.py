@@ -2,16 +2,21 @@
 tables it holds the lease of (:mod:`tablejack.store.leases`), takes over those of a process
 that stopped renewing its own, and stops serving a table the moment it may no longer write it.
 
-:class:`FloorLeases` runs two loops in the process, each every third of the lease time:
+:class:`FloorLeases` renews its leases on a thread of its own and runs two loops on the
+process's event loop, each every third of the lease time:
 
-* **The heartbeat** renews every lease this process holds (and its membership of the floor) in
-  one transaction. A lease another process took over is not renewed: the table is dropped at
-  once (its clock and automated dealer stopped, its sockets closed — the terminals reconnect
-  and reach the new holder). When the renewal fails (the database is down or cut off) for as
-  long as a lease lasts, counted from the start of the last renewal that succeeded, every table
-  is dropped: past that moment another process may hold them, and this one must neither write
-  nor show a stale table. The database refuses its writes in any case (the fencing token); this
-  is the process keeping its own terminals honest.
+* **The renewal** (:mod:`tablejack.server.floor.renewal`) renews every lease this process holds
+  (and its membership of the floor) in one transaction, on its own thread, event loop and
+  database connection, so a loop saturated by the terminals' traffic cannot delay it — as long
+  as that loop still turns: past ``loop_stall`` seconds without a turn of the main loop it
+  renews nothing more, and a process whose loop is stuck loses its tables as a dead one does.
+* **The heartbeat** acts on what the renewal found. A lease another process took over was not
+  renewed: the table is dropped at once (its clock and automated dealer stopped, its sockets
+  closed — the terminals reconnect and reach the new holder). When no renewal has succeeded
+  (the database is down or cut off) for as long as a lease lasts, counted from the start of the
+  last renewal that succeeded, every table is dropped: past that moment another process may
+  hold them, and this one must neither write nor show a stale table. The database refuses its
+  writes in any case (the fencing token); this is the process keeping its own terminals honest.
 * **The balance** reads the leases and the members alive, and takes expired or unheld tables
   up to the process's share — ``ceil(tables / members alive)``, or ``share`` — starting each
   as a restart does (an open round resumed, or voided and refunded: the table's ``recovery``
@@ -46,7 +51,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from tablejack.server.floor.floor import LEASE_RULE, Floor, stored_config
+from tablejack.server.floor.floor import LEASE_RULE, TABLE_MOVED, Floor, stored_config
+from tablejack.server.floor.renewal import TICK_SECONDS, HeldLeases, LoopWatch, Renewal
 from tablejack.server.table import Table, TableConfig
 from tablejack.store import Fence, Store
 from tablejack.store.leases import FloorView, Leases
@@ -158,6 +164,10 @@ class LeaseSettings:
     """How many of the tables taken are recovered side by side (the rest wait their turn, their
     leases renewed meanwhile): a process that takes hundreds of tables at start-up or from a
     process that died keeps answering its terminals and its heartbeat while it recovers them."""
+    loop_stall: float = 30.0
+    """How long the process's event loop may go without a turn before the renewal's thread
+    stops renewing its leases (seconds): a loop that lags but turns keeps its tables, one stuck
+    for longer loses them to the others a lease time later."""
 
 
 async def save_tables(floor: Floor, configs: Iterable[TableConfig]) -> None:
@@ -189,21 +199,43 @@ def _stub(row: dict[str, Any], where: str | None) -> dict[str, Any]:
 class FloorLeases:
     """The leases of one process's floor (see the module docstring)."""
 
-    def __init__(self, floor: Floor, settings: LeaseSettings, store: Store | None = None) -> None:
+    def __init__(
+        self,
+        floor: Floor,
+        settings: LeaseSettings,
+        store: Store | None = None,
+        *,
+        renewal_store: Callable[[], Awaitable[Store]] | None = None,
+    ) -> None:
+        """``store``: the store the balance takes and releases leases on (the floor's by
+        default); ``renewal_store`` opens the store of the renewal's thread, on the same database
+        (called in that thread's event loop; needed to :meth:`start`)."""
+        if not settings.loop_stall > 0:
+            raise ValueError(f"loop_stall is a positive number of seconds: {settings.loop_stall}")
         self.floor = floor
         self.settings = settings
         self.leases = Leases(
             store or floor.store, member_id(settings.name), settings.url, settings.seconds
         )
-        """The leases, on a store of their own when given one (a heartbeat never waits for a
+        """The leases, on a store of their own when given one (a takeover never waits for a
         connection the tables' writes hold)."""
         self.interval = settings.seconds / 3
-        self.fences: dict[str, Fence] = {}
-        """The leases this process holds, by table."""
+        self.fences = HeldLeases()
+        """The leases this process holds, by table (read by the renewal's thread too)."""
         self.view: FloorView | None = None
         """The floor as the last turn of the balance read it."""
-        self.renewed_at = time.monotonic()
-        """When the last renewal that succeeded was sent (this process's clock)."""
+        self.watch = LoopWatch(
+            min(TICK_SECONDS, self.interval / 2), settings.seconds, settings.loop_stall
+        )
+        """The main loop's watchdog: its last turn and its lag."""
+        self._renewal_store = renewal_store
+        self.renewal: Renewal | None = None
+        """The renewal's thread, once started."""
+        self._started_at = time.monotonic()
+        self._taken_at: dict[str, float] = {}
+        """When each lease held was asked for (this process's clock): a table taken after
+        the last renewal that succeeded counts from its taking."""
+        self._wakes: set[asyncio.Task[None]] = set()
         self.dropped: Counter[str] = Counter()
         """Tables dropped, by reason (``taken``, ``fenced``, ``cut off``, ``released``)."""
         self.takeovers = 0
@@ -227,9 +259,19 @@ class FloorLeases:
         """This process's member id."""
         return self.leases.member
 
+    @property
+    def renewed_at(self) -> float:
+        """When the last renewal that succeeded was sent (this process's monotonic clock)."""
+        if self.renewal is None:
+            return self._started_at
+        return self.renewal.renewed_at
+
     async def start(self) -> None:
-        """Join the floor, take this process's share of the tables, start both loops."""
-        self.renewed_at = time.monotonic()
+        """Join the floor, start the watchdog and the renewal's thread, take this process's
+        share of the tables, start both loops."""
+        if self._renewal_store is None:
+            raise ValueError("FloorLeases.start needs renewal_store: the renewal's own store")
+        self._started_at = time.monotonic()
         await self.leases.join()
         log.warning(
             "floor leases: joined the floor as %s (lease %g s), serving at %s",
@@ -237,9 +279,20 @@ class FloorLeases:
             self.settings.seconds,
             self.settings.url,
         )
-        # the heartbeat runs from now: the leases of a first share that takes longer than a
+        # the renewal runs from now: the leases of a first share that takes longer than a
         # lease time to recover (hundreds of tables) do not lapse meanwhile
-        self._tasks = [asyncio.create_task(self._every(self.heartbeat, lambda: self.interval))]
+        self.watch.start()
+        self.renewal = Renewal(
+            member=self.member,
+            url=self.settings.url,
+            seconds=self.settings.seconds,
+            held=self.fences,
+            watch=self.watch,
+            open_store=self._renewal_store,
+            wake=self._wake,
+        )
+        self.renewal.start()
+        self._tasks = [asyncio.create_task(self._every(self.heartbeat, self._next_heartbeat))]
         await self.balance()
         if self._starting:  # serve once this process's first share is recovered
             await asyncio.wait(list(self._starting))
@@ -271,15 +324,21 @@ class FloorLeases:
         return max(0.05, min(self.interval, min(expiring) / 1e6 + 0.05))
 
     async def stop(self) -> None:
-        """Stop both loops, stop every table and release its lease (shutdown)."""
+        """Stop both loops and the renewal, stop every table and release its lease
+        (shutdown)."""
         if self._starting:
             await asyncio.wait(list(self._starting), timeout=10)
-        for task in self._tasks:
+        if self.renewal is not None:  # first: it wakes the heartbeat no more
+            await self.renewal.stop()
+        self.watch.stop()
+        for task in [*self._tasks, *self._wakes]:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         for table_id in list(self.fences):
-            fence = self.fences.pop(table_id)
+            fence = self.fences.pop(table_id, None)
+            if fence is None:  # dropped meanwhile (a write refused for its token)
+                continue
             table = self.floor.tables.pop(table_id, None)
             if table is not None:
                 await table.stop()
@@ -292,30 +351,45 @@ class FloorLeases:
     # -- the heartbeat ----------------------------------------------------------------------
 
     async def heartbeat(self) -> None:
-        """Renew every lease held; drop the tables whose lease was taken over, and every table
-        once no renewal has succeeded for a lease time."""
-        sent = time.monotonic()
-        asked = dict(self.fences)  # (a table taken meanwhile was not asked for)
-        try:
-            held = await asyncio.wait_for(self.leases.renew(asked.values()), timeout=self.interval)
-        except Exception as error:
-            cut_off = time.monotonic() - self.renewed_at
-            log.warning(
-                "floor leases: renewal failed (%s), %.1f s since the last one", error, cut_off
+        """Act on the renewal's findings: drop the tables whose lease was taken over, and
+        every table once no renewal has succeeded for a lease time (one taken since the last
+        renewal that succeeded counts from its taking)."""
+        if self.renewal is not None:
+            for table_id, fence in self.renewal.take_lost().items():
+                if self.fences.get(table_id) == fence:
+                    await self.drop(table_id, "taken")
+        now = time.monotonic()
+        renewed_at = self.renewed_at
+        held = self.fences.snapshot()
+        self._taken_at = {t: at for t, at in self._taken_at.items() if t in held}
+        stale = [
+            table_id
+            for table_id in held
+            if now - max(renewed_at, self._taken_at.get(table_id, 0.0)) >= self.settings.seconds
+        ]
+        if stale:
+            log.error(
+                "floor leases: no renewal for %.1f s: every table stops here", now - renewed_at
             )
-            if cut_off >= self.settings.seconds and self.fences:
-                log.error("floor leases: no renewal for %.1f s: every table stops here", cut_off)
-                await self._drop_all("cut off")
-            return
-        self.renewed_at = sent
-        kept = {fence.table_id for fence in held}
-        for table_id, fence in asked.items():
-            if table_id not in kept and self.fences.get(table_id) == fence:
-                await self.drop(table_id, "taken")
+            for table_id in stale:
+                await self.drop(table_id, "cut off")
 
-    async def _drop_all(self, why: str) -> None:
-        for table_id in list(self.fences):
-            await self.drop(table_id, why)
+    def _next_heartbeat(self) -> float:
+        """A third of the lease time, or less: when the first lease held lapses on this
+        process's clock without a renewal (a cut-off process stops at that moment, before the
+        lease can expire in the database)."""
+        held = self.fences.snapshot()
+        if not held:
+            return self.interval
+        renewed_at = self.renewed_at
+        lapses = min(max(renewed_at, self._taken_at.get(t, 0.0)) for t in held)
+        return max(0.01, min(self.interval, lapses + self.settings.seconds - time.monotonic()))
+
+    def _wake(self) -> None:
+        """The renewal found a lease lost: act on it now (on the main loop)."""
+        task = asyncio.get_running_loop().create_task(self.heartbeat())
+        self._wakes.add(task)
+        task.add_done_callback(self._wakes.discard)
 
     def fenced(self, table_id: str) -> None:
         """The store refused a write of ``table_id`` for its fencing token: drop it now."""
@@ -356,7 +430,7 @@ class FloorLeases:
                     "message": f"Table {table.id} moved: {why}. Reconnecting.",
                 }
             )
-            connection.push(None)
+            connection.end(TABLE_MOVED)
         table.subscribers.clear()
 
     # -- the balance ------------------------------------------------------------------------
@@ -400,8 +474,10 @@ class FloorLeases:
             overdue = lease is None or bool(dead) or lease.expires_us + lease_us < view.now_us
             if len(self.fences) >= share and not overdue:
                 continue
+            asked_at = time.monotonic()
             fence = await self.leases.acquire(row["id"], dead=dead)
             if fence is not None:
+                self._taken_at[str(row["id"])] = asked_at
                 self.fences[str(row["id"])] = fence
                 taken.append((row, fence))
                 if lease is not None and lease.holder and lease.holder != self.member:

@@ -14,9 +14,15 @@ What is counted where it happens, cheaply:
 
 What is a state is read when Prometheus scrapes (:class:`FloorCollector`): the sockets by
 role, the tables by status, the tilts open, the leases held, the tables taken over from
-another process, the writes refused for a fencing token, the tables dropped by reason, the age
+another process, the writes refused for a fencing token, the tables dropped by reason, the
+event loop's lag and the age of the last lease renewal (a floor of several processes: the
+renewal runs on a thread of its own, :mod:`tablejack.server.floor.renewal`), the age
 of the newest signed checkpoint, whether the process is draining, and the SAS links' state
 that a link reports through :meth:`Metrics.link_state`.
+
+prometheus-client's own collectors add the process's resident memory, CPU and open files
+(``process_*``) and the garbage collector's collections by generation (``python_gc_*``: the
+oldest generation is collected every minute by ``serve``, :mod:`tablejack.server.support.heap`).
 
 Access (docs/server.md, "Operations"): a staff credential whose role may read the floor's
 reports (supervisor, operator), or a request from an address ``serve --metrics-from`` names
@@ -33,7 +39,7 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
-from prometheus_client import CollectorRegistry, Histogram
+from prometheus_client import CollectorRegistry, GCCollector, Histogram, ProcessCollector
 from prometheus_client import Counter as PromCounter
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
@@ -116,7 +122,23 @@ class Metrics:
             "floor's own).",
             registry=registry,
         )
+        self.sign_ins = PromCounter(
+            "tablejack_sign_ins",
+            "WebSockets signed in (a hello accepted); beside tablejack_sockets, the rate of "
+            "reconnections.",
+            registry=registry,
+        )
+        self.socket_ends = PromCounter(
+            "tablejack_socket_ends",
+            "Signed-in WebSockets that ended, by why: peer (the terminal closed it or the "
+            "connection was cut), too slow, credential ended, drained, table moved, rate limit, "
+            "malformed, frame too big.",
+            ["reason"],
+            registry=registry,
+        )
         registry.register(FloorCollector(self))
+        GCCollector(registry=registry)  # python_gc_*: the collections by generation
+        ProcessCollector(registry=registry)  # process_*: RSS, CPU, open files of the process
         self._games: dict[str, str] = {}
 
     # -- hooks --------------------------------------------------------------------------------
@@ -156,6 +178,14 @@ class Metrics:
                 game = table.game
             self._games[table_id] = game
         return game
+
+    def signed_in(self) -> None:
+        """A WebSocket signed in."""
+        self.sign_ins.inc()
+
+    def socket_ended(self, reason: str) -> None:
+        """A signed-in WebSocket ended, for ``reason`` (:meth:`Connection.ended_because`)."""
+        self.socket_ends.labels(reason).inc()
 
     def answered(self, kind: str, seconds: float) -> None:
         """A terminal's ``wager`` or ``action`` took ``seconds`` from read to answered."""
@@ -225,20 +255,63 @@ class FloorCollector(Collector):
             "Tables this process stopped serving, by reason (taken, fenced, cut off, released).",
             labels=["reason"],
         )
+        lag = GaugeMetricFamily(
+            "tablejack_loop_lag_seconds",
+            "How late the event loop ran its last watchdog tick (a floor of several processes; "
+            "no sample otherwise).",
+        )
+        over_lease = CounterMetricFamily(
+            "tablejack_loop_lags_over_lease",
+            "Watchdog ticks the event loop ran later than a lease time: the process is "
+            "saturated (its leases renewed on their own thread meanwhile).",
+        )
+        renewal_age = GaugeMetricFamily(
+            "tablejack_lease_renewal_age_seconds",
+            "Seconds since the last lease renewal that succeeded was sent (no sample: no leases).",
+        )
+        withheld = CounterMetricFamily(
+            "tablejack_lease_renewals_withheld",
+            "Lease renewals not sent because the event loop had not turned for --loop-stall.",
+        )
+        renewal_took = GaugeMetricFamily(
+            "tablejack_lease_renewal_seconds",
+            "How long the last lease renewal that succeeded took (no sample: no leases).",
+        )
+        slow = CounterMetricFamily(
+            "tablejack_lease_renewals_slow",
+            "Lease renewals that succeeded but took longer than a third of the lease.",
+        )
         if leases is not None:
             held.add_metric([], len(leases.fences))
             takeovers.add_metric([], leases.takeovers)
             refusals.add_metric([], leases.refusals)
             for reason in ("taken", "fenced", "cut off", "released"):
                 dropped.add_metric([reason], leases.dropped.get(reason, 0))
+            lag.add_metric([], leases.watch.lag)
+            over_lease.add_metric([], leases.watch.lags_over_lease)
+            renewal_age.add_metric([], max(0.0, time.monotonic() - leases.renewed_at))
+            renewal = leases.renewal
+            withheld.add_metric([], 0 if renewal is None else renewal.withheld)
+            slow.add_metric([], 0 if renewal is None else renewal.slow)
+            if renewal is not None:
+                renewal_took.add_metric([], renewal.took)
         else:
             held.add_metric([], 0)
             takeovers.add_metric([], 0)
             refusals.add_metric([], 0)
+            over_lease.add_metric([], 0)
+            withheld.add_metric([], 0)
+            slow.add_metric([], 0)
         yield held
         yield takeovers
         yield refusals
         yield dropped
+        yield lag
+        yield over_lease
+        yield renewal_age
+        yield withheld
+        yield renewal_took
+        yield slow
         checkpointer = metrics.checkpointer
         checked = None if checkpointer is None else checkpointer.checked_at
         age = GaugeMetricFamily(

@@ -24,7 +24,34 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["HumanPace", "Timings", "run_bot"]
+import orjson
+
+__all__ = ["HumanPace", "Timings", "run_bot", "why_dropped"]
+
+
+def why_dropped(socket: Any = None, error: BaseException | None = None) -> str:
+    """Why a connection ended that the bot did not end itself: ``server <code>`` (the server's
+    close frame), ``client <code> <reason>`` (this side closed it, e.g. ``client 1011 keepalive
+    ping timeout``), ``dropped`` (no close frame either way: the connection was cut),
+    ``open timeout``, ``http <status>`` (the handshake refused), or the OS error's name."""
+    from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+    rcvd = sent = None
+    if isinstance(error, ConnectionClosed):
+        rcvd, sent = error.rcvd, error.sent
+    elif error is None and socket is not None:
+        rcvd, sent = socket.protocol.close_rcvd, socket.protocol.close_sent
+    if rcvd is not None:
+        return f"server {rcvd.code}"
+    if sent is not None:
+        return f"client {sent.code} {sent.reason}".rstrip()
+    if isinstance(error, ConnectionClosed) or error is None:
+        return "dropped"
+    if isinstance(error, TimeoutError):
+        return "open timeout"
+    if isinstance(error, InvalidStatus):
+        return f"http {error.response.status_code}"
+    return type(error).__name__
 
 
 @dataclass(frozen=True)
@@ -81,8 +108,14 @@ class Timings:
     countdown's end to them): one per round and terminal that saw the countdown."""
     sit_outs: int = 0
     blips: int = 0
-    closes: Counter[int | None] = field(default_factory=Counter)
-    """The close codes of the sockets the server closed (1012: it drains, reconnect)."""
+    drops: list[tuple[float, str]] = field(default_factory=list)
+    """(when — ``time.perf_counter`` —, why) of each connection that ended or failed while the
+    bot played on, but for its own network blips: why as :func:`why_dropped` tells it."""
+
+    @property
+    def closes(self) -> Counter[int]:
+        """The close codes of the sockets the server closed (1012: it drains, reconnect)."""
+        return Counter(int(why.split()[1]) for _, why in self.drops if why.startswith("server "))
 
     def arrived(self, table: str, round_id: str, terminal: str, seq: int, at: float) -> None:
         """A terminal received the state at ``seq`` of a round."""
@@ -92,16 +125,25 @@ class Timings:
         self, since: float = float("-inf"), tables: Container[str] | None = None
     ) -> list[float]:
         """For each decision (sent at ``since`` or later, on the ``time.perf_counter`` clock;
-        at one of ``tables``, or any), the delay until each terminal at its table received a
-        state at or past the decision's sequence number: one sample per decision and
-        terminal."""
+        at one of ``tables``, or any), the delay until each terminal the update went to received
+        it: the update is the table's first message at or past the decision's sequence number
+        (its number the least of those its terminals received), and it goes to the terminals
+        whose view it changed and to the one that decided — a terminal whose view the step left
+        as it was is sent nothing. One sample per decision and terminal reached."""
         out: list[float] = []
         for (table, round_id, seq), sent in self.actions.items():
             if sent < since or (tables is not None and table not in tables):
                 continue
-            for received in self.arrivals.get((table, round_id), {}).values():
-                for arrived_seq, at in received:
-                    if arrived_seq >= seq and at >= sent:
+            received = self.arrivals.get((table, round_id), {}).values()
+            update = min(
+                (got for frames in received for got, at in frames if got >= seq and at >= sent),
+                default=None,
+            )
+            if update is None:
+                continue
+            for frames in received:
+                for got, at in frames:
+                    if got == update and at >= sent:
                         out.append(at - sent)
                         break
         return out
@@ -145,7 +187,7 @@ async def run_bot(
     first state (or a failure), so thousands of terminals started together reach the server in
     waves it can answer."""
     from websockets.asyncio.client import connect
-    from websockets.exceptions import ConnectionClosed, WebSocketException
+    from websockets.exceptions import WebSocketException
 
     urls = [url] if isinstance(url, str) else list(url)
     rng = random.Random(seed)
@@ -287,7 +329,7 @@ async def run_bot(
                     try:
                         async for raw in socket:
                             now = time.perf_counter()
-                            message = json.loads(raw)
+                            message = orjson.loads(raw)
                             kind = message.get("type")
                             if kind in ("ack", "error") and message.get("id") == waiting_for:
                                 waiting_for = None
@@ -387,7 +429,7 @@ async def run_bot(
                         with contextlib.suppress(TimeoutError):
                             await asyncio.wait_for(stop.wait(), rng.uniform(*pace.blip_seconds))
                     elif timings is not None and not stop.is_set():
-                        timings.closes[socket.close_code] += 1
+                        timings.drops.append((time.perf_counter(), why_dropped(socket)))
                 if not reconnect or stop.is_set():
                     return
                 if timings is not None:  # closed by the server (e.g. its table moved): again
@@ -397,11 +439,8 @@ async def run_bot(
                     continue
                 await wait_to_reconnect()
             except (OSError, WebSocketException, TimeoutError) as error:
-                closed = error.rcvd if isinstance(error, ConnectionClosed) else None
-                if (
-                    closed is not None and timings is not None and not stop.is_set()
-                ):  # by the server
-                    timings.closes[closed.code] += 1
+                if timings is not None and not stop.is_set():
+                    timings.drops.append((time.perf_counter(), why_dropped(error=error)))
                 attempt += 1  # the next process of the floor
                 if not reconnect:
                     return

@@ -24,6 +24,7 @@ from tablejack.server.duties.tilts import on_join
 from tablejack.server.floor.floor import (
     CREDENTIAL_ENDED,
     LEASE_RULE,
+    TABLE_MOVED,
     Connection,
     Floor,
     TableElsewhereError,
@@ -106,6 +107,7 @@ async def _session(socket: WebSocket) -> None:
     connection: Connection | None = None
     session: Session | None = None
     limit = RateLimit(*socket.app.state.rate)
+    ended_by = "peer"  # the terminal closed the socket, or the connection was cut
     try:
         first = await socket_gate.hello(socket)
         if first is None:
@@ -138,6 +140,7 @@ async def _session(socket: WebSocket) -> None:
             )
             return
         floor.connections.add(connection)
+        socket.app.state.metrics.signed_in()
         bind(terminal=connection.terminal or connection.subject)
         answered = socket.app.state.metrics.answered
         connection.attach(
@@ -167,6 +170,7 @@ async def _session(socket: WebSocket) -> None:
         while True:
             frame = await session.receive()
             if frame is None:  # too big: closed
+                ended_by = "frame too big"
                 return
             if not floor.signed_in(connection):
                 connection.push(
@@ -200,6 +204,7 @@ async def _session(socket: WebSocket) -> None:
                     )
                 )
                 if limit.refused > 200:
+                    ended_by = "rate limit"
                     await socket.close(1008, "rate limit")
                     return
                 continue
@@ -207,6 +212,7 @@ async def _session(socket: WebSocket) -> None:
                 message = frame.message()
             except MalformedMessageError as error:  # an error frame; the socket stays open
                 if await session.malformed(error):
+                    ended_by = "malformed"
                     return  # closed: repeated malformed messages
                 continue
             try:
@@ -223,7 +229,7 @@ async def _session(socket: WebSocket) -> None:
                 ):
                     await _handle_here(duties, connection, message)
                     continue
-                connection.push(None)
+                connection.end(TABLE_MOVED)
                 with contextlib.suppress(Exception):  # sent, and the socket closed
                     await asyncio.wait_for(connection.ended.wait(), 2)
                 return
@@ -233,6 +239,7 @@ async def _session(socket: WebSocket) -> None:
         if session is not None:
             session.end()
         if connection is not None:
+            socket.app.state.metrics.socket_ended(connection.ended_because(ended_by))
             floor.connections.discard(connection)
             if connection.table in floor.tables:
                 floor.tables[connection.table].subscribers.discard(connection)
@@ -267,9 +274,12 @@ async def _handle(duties: FloorDuties, connection: Connection, message: Any) -> 
         connection.push({"type": "pong", "id": message.id})
         return
     command_id = getattr(message, "id", None)
+    if connection.wants_seq is None:
+        connection.wants_seq = 0  # in flight: told the table's number at each broadcast
     try:
         reply = await _dispatch(duties, connection, message)
     except RefusedError as refusal:
+        connection.wants_seq = None
         await floor.store.audit(
             refusal.code,
             refusal.message,
@@ -282,7 +292,17 @@ async def _handle(duties: FloorDuties, connection: Connection, message: Any) -> 
         frame.update(getattr(refusal, "details", None) or {})  # e.g. the amount to confirm
         connection.push(frame)
         return
+    except BaseException:
+        connection.wants_seq = None
+        raise
     connection.push({"type": "ack", "id": command_id, **reply})
+    seq = reply.get("seq")
+    # the step's number: told already, or by the next broadcast (which is at or past it)
+    round_id, told_seq = connection.told
+    if isinstance(seq, int) and (round_id != reply.get("round_id") or told_seq < seq):
+        connection.wants_seq = max(seq, 1)
+    else:
+        connection.wants_seq = None
 
 
 async def _dispatch(duties: FloorDuties, connection: Connection, message: Any) -> dict[str, Any]:

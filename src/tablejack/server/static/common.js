@@ -58,7 +58,9 @@ export function cents(text, least = 1) {
 // The WebSocket of a page, signed in by the page's session cookie (the hello carries no
 // credential). It says hello on every (re)connection; when the socket closes it reports
 // {type: "closed", code, reason, retry_ms} and opens a new one after 1 s, 2 s, 4 s … (at most
-// 30 s; back to 1 s once a hello is welcomed), so a page is never left dead. The page re-joins
+// 30 s; back to 1 s once a hello is welcomed), so a page is never left dead. Each wait is drawn
+// between half of it and all of it: the hundreds of terminals of tables that moved to another
+// process (or of a process that drained) come back spread over that time, not all at once. The page re-joins
 // its table when it gets the new "welcome". When the server refuses the socket because the
 // session is gone (expired, revoked, signed out in another tab), the socket stops and the page
 // reloads, which shows its sign-in form.
@@ -83,7 +85,7 @@ export class Socket {
     });
     ws.addEventListener("close", (event) => {
       if (ws !== this.ws || this.stopped) return;
-      const wait = this.delay;
+      const wait = Math.round(this.delay * (0.5 + Math.random() / 2));
       this.delay = Math.min(this.delay * 2, 30000);
       setTimeout(() => { if (!this.stopped) this.open(); }, wait);
       this.onMessage({ type: "closed", code: event.code, reason: event.reason, retry_ms: wait });

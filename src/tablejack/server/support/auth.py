@@ -11,12 +11,18 @@ role each request needs.
 * A REST request checks its credential in the database every time (a revocation is effective
   on the next request). A WebSocket checks it before every message against the process's view,
   which a revocation through this process updates at once, and which the revocation watch
-  (:meth:`Auth.watch`, every :data:`WATCH_SECONDS`) updates with revocations, expiries,
-  deletions, key replacements and retirements made elsewhere (``tablejack tokens revoke``,
-  another process, the database).
+  (:meth:`Auth.watch`, every :data:`WATCH_SECONDS`) updates with what changed elsewhere
+  (``tablejack tokens revoke``, another process, the database).
 * A credential that ends closes its open sockets without waiting for them to speak
   (:attr:`Auth.on_end`): at once when it ends through this process (signing out, a revocation,
-  a key replaced, a terminal retired), within :data:`WATCH_SECONDS` when it ends elsewhere.
+  a key replaced, a terminal retired); within :data:`WATCH_SECONDS` when it is revoked elsewhere
+  (a key replaced or a terminal retired revokes its device credential: every credential this
+  process knows is then checked again) or expires; within two :data:`SWEEP_SECONDS` when it
+  ends elsewhere without a revocation (a credential's or a terminal's row deleted or altered behind
+  the server's back). Each turn of the watch reads the revocations since the last one and
+  checks a slice of the credentials it knows, a sweep of them all taking :data:`SWEEP_SECONDS`:
+  checking every credential of every socket every second grew with the floor
+  (docs/security.md, "An identity that ends closes its sockets at once").
 * A player plays at an electronic wagering terminal that proves itself: the hello names the
   terminal and carries its device credential (``terminal_key``), or the player's session is
   already bound to the terminal (a sign-in at the terminal). A terminal id without its
@@ -28,8 +34,10 @@ role each request needs.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
+import math
 import secrets
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -43,6 +51,7 @@ __all__ = [
     "ACCESS_RULE",
     "DEVICE_COOKIE",
     "SESSION_COOKIE",
+    "SWEEP_SECONDS",
     "WATCH_SECONDS",
     "Auth",
     "AuthRefusedError",
@@ -58,7 +67,10 @@ SESSION_COOKIE = "tj_session"
 DEVICE_COOKIE = "tj_device"
 """A browser terminal's device credential, set once when the terminal is enrolled."""
 WATCH_SECONDS = 1.0
-"""How often the revocation watch looks for credentials revoked, expired or deleted elsewhere."""
+"""How often the revocation watch looks for credentials revoked or expired elsewhere."""
+SWEEP_SECONDS = 5.0
+"""How long the revocation watch takes to check every credential it knows against the
+database, a slice at each turn (a credential that ends without a revocation)."""
 ACCESS_RULE = "PA 605a.4(d)"
 
 
@@ -127,7 +139,16 @@ class Auth:
         self._gone: set[str] = set()
         """Hashes revoked, expired or deleted since they were seen."""
         self._watched_us = now_us()
+        self._seen_revoked: set[str] = set()
+        """The revocations the last turn of the watch read (each is read again for 5 s)."""
+        self._sweep: collections.deque[str] = collections.deque()
+        """The credentials the watch's sweep has still to check, and its slice per turn."""
+        self._slice = 0
         self._task: asyncio.Task[None] | None = None
+        self._turn = asyncio.Lock()
+        """One look at what ended at a time: a revocation and the watch's turn never interleave
+        (else the watch could read the revocation just committed and close its sockets, and the
+        revocation would report none closed)."""
         self.on_end: Callable[[set[str], str], int] | None = None
         """Closes the open sockets of credentials that ended, given their hashes and why; the
         number closed (set by the floor)."""
@@ -142,15 +163,15 @@ class Auth:
         known = self._known.get(digest)
         if known is not None and not fresh:
             return known if now < known.expires_us else None
-        credential = await creds.lookup(self.store, token)
-        alive = {} if credential is None else await creds.living(self.store, [digest], now)
-        if credential is None or digest not in alive:
+        found = await creds.alive(self.store, token, now)
+        if found is None:
             if self._forget(digest):
                 self._end({digest}, ENDED)
             return None
+        credential, ends_us = found
         bound = credential.terminal if credential.role == Role.PLAYER.value else ""
         principal = Principal(
-            credential.role, credential.subject, bound or "", credential.id, digest, alive[digest]
+            credential.role, credential.subject, bound or "", credential.id, digest, ends_us
         )
         self._known[digest] = principal
         return principal
@@ -181,32 +202,73 @@ class Auth:
     ) -> Revocation:
         """Revoke a credential and its sessions; effective in this process at once: their
         open sockets (and those of sessions that lived by it) are closed, saying ``why``."""
-        ids = await creds.revoke(self.store, credential_id, by=by)
-        ended = {d for d, p in self._known.items() if p.credential in ids}
-        for digest in ended:
-            self._forget(digest)
-        closed = self._end(ended, why)
-        return Revocation(ids, closed + await self.refresh(why))
+        async with self._turn:
+            ids = await creds.revoke(self.store, credential_id, by=by)
+            ended = {d for d, p in self._known.items() if p.credential in ids}
+            for digest in ended:
+                self._forget(digest)
+            closed = self._end(ended, why)
+            return Revocation(ids, closed + await self._refresh(why, every=True))
 
-    async def refresh(self, why: str = ENDED) -> int:
+    async def refresh(self, why: str = ENDED, *, every: bool = True) -> int:
         """Take in what changed: revocations since the last look, and any known credential
         that is no longer alive in the database (deleted, altered, expired, its terminal's key
         replaced or the terminal retired); their open sockets are closed, saying ``why``. The
-        number of sockets closed."""
+        number of sockets closed.
+
+        ``every``: check every credential known (a route that changed something, a
+        revocation); else (the watch's turn) those expired by their known end, and a slice of
+        the rest — every one once per :data:`SWEEP_SECONDS` — unless a terminal's device
+        credential was revoked, which ends the sessions it proved (they are not revoked
+        themselves: their parent is the player's credential): then every one."""
+        async with self._turn:
+            return await self._refresh(why, every=every)
+
+    async def _refresh(self, why: str, *, every: bool) -> int:
+        """:meth:`refresh`, the turn held."""
         now = self.now_us()
         since, self._watched_us = self._watched_us, now
         ended: set[str] = set()
-        for digest, _ in await creds.revoked_since(self.store, since - 5_000_000):
+        revoked = await creds.revoked_since(self.store, since - 5_000_000)
+        for digest, _, _ in revoked:
             if self._forget(digest):
                 ended.add(digest)
             self._gone.add(digest)
-        checked = list(self._known)  # (what is first seen during the query is not judged)
+        devices = [  # a terminal's key replaced or the terminal retired, new since last turn
+            digest
+            for digest, _, role in revoked
+            if role == Role.TERMINAL.value and digest not in self._seen_revoked
+        ]
+        self._seen_revoked = {digest for digest, _, _ in revoked}
+        ended.update(
+            digest
+            for digest, principal in list(self._known.items())
+            if principal.expires_us <= now and self._forget(digest)
+        )
+        checked = self._to_check(every or bool(devices))
         if checked:
             alive = await creds.living(self.store, checked, now)
             ended.update(
                 digest for digest in checked if digest not in alive and self._forget(digest)
             )
         return self._end(ended, why)
+
+    def _to_check(self, every: bool) -> list[str]:
+        """The known credentials this turn checks against the database: all of them, or the
+        next slice of the sweep — each sweep takes the credentials known when it starts, in
+        slices over :data:`SWEEP_SECONDS`. What is first seen during the query is not judged."""
+        if every:
+            self._sweep.clear()
+            return list(self._known)
+        if not self._sweep:
+            self._sweep.extend(self._known)
+            self._slice = math.ceil(len(self._sweep) * WATCH_SECONDS / SWEEP_SECONDS)
+        taken: list[str] = []
+        while self._sweep and len(taken) < self._slice:
+            digest = self._sweep.popleft()
+            if digest in self._known:
+                taken.append(digest)
+        return taken
 
     def start(self) -> None:
         """Start the revocation watch."""
@@ -218,7 +280,7 @@ class Auth:
         while True:
             await asyncio.sleep(WATCH_SECONDS)
             try:
-                await self.refresh()
+                await self.refresh(every=False)
             except Exception:  # the database is away: the next look tries again
                 log.exception("the revocation watch failed; it tries again")
 

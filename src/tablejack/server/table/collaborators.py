@@ -82,8 +82,17 @@ class Subscriber(Protocol):
     last_state: tuple[Any, ...] | None
     """What the last broadcast state showed this socket (an unchanged state is not sent)."""
 
+    told: tuple[str | None, int]
+    """The round and sequence number a broadcast last told this socket."""
+
+    wants_seq: int | None
+    """A command in flight (0), or answered at a sequence number not told yet; None: none."""
+
     def push(self, message: dict[str, Any] | str | None) -> None:
         """Queue a message (a dict, or its JSON text already encoded; None: close)."""
+
+    def end(self, reason: str) -> None:
+        """Close the socket (1008 ``reason``) after the messages already waiting."""
 
 
 class LockOut(Protocol):

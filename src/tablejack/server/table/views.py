@@ -272,11 +272,15 @@ class TableViews:
     ) -> dict[tuple[str, str], tuple[tuple[Any, ...], str]]:
         """The state message of each (player, terminal) as JSON text, with a key naming what
         it shows (everything but ``seq`` and the clock's ``now_ms``): :meth:`player_state` for
-        many terminals, each player's view built once and the views built by the adapter in
-        one pass."""
+        many terminals, each player's view built once, the views built by the adapter in one
+        pass and in pieces, and the other players' names concealed in each shared piece once
+        (:class:`~tablejack.server.visibility.Concealer`)."""
         players = {player for player, _ in terminals}
-        texts = (
-            {} if self.round is None else self.adapter.player_texts(self.round, players, _encode)
+        pieces = (
+            {} if self.round is None else self.adapter.player_pieces(self.round, players, _encode)
+        )
+        concealer = (
+            None if self.round is None else visibility.Concealer(self.round, _encode, players)
         )
         countdown = self.countdown()
         clock = None if countdown is None else (countdown["ends_at_ms"], countdown["window"])
@@ -286,12 +290,14 @@ class TableViews:
             f"{_encode(countdown)},"
         )
         out: dict[tuple[str, str], tuple[tuple[Any, ...], str]] = {}
-        every = () if self.round is None else tuple(visibility.pseudonyms(self.round, ""))
+        texts: dict[str, str] = {}
         for player, terminal in terminals:
-            text = texts.get(player, "null")
-            if self.round is not None:  # the information policy: others by their labels
-                names = visibility.pseudonyms(self.round, player)
-                text = visibility.conceal_text(text, names, _encode, every)
+            text = texts.get(player)
+            if text is None:  # the information policy: the others by their labels
+                own = pieces.get(player, ("null",))
+                text = texts[player] = (
+                    "".join(own) if concealer is None else concealer.text(own, player)
+                )
             position = self.position_of(player, terminal)
             balance = self.floor.balances.get(player)
             key = (self.id, self.status, self.round_id, text, position, balance, clock)
@@ -412,9 +418,12 @@ class TableViews:
 
     def _send_state(self) -> None:
         """One update of the table: the shared part of the terminal views is built once, each
-        player's own part once per player, each message encoded once; a terminal whose state
-        (view, balance, position, status, clock) is the one it was last sent gets only a short
-        ``seq`` message: the state it holds is current at that sequence number."""
+        player's own part once per player, each message encoded once. A terminal whose state
+        (view, balance, position, status, clock) is the one it was last sent is sent nothing —
+        at human pace most steps are one player's decision, which changes no one else's view —
+        unless a command of its own is in flight or was answered at a sequence number it has
+        not been told: it gets the short ``seq`` message, the state it holds current at that
+        number."""
         self.broadcast_pending = False
         with contextlib.suppress(RuntimeError):  # (no loop: sent from synchronous code)
             self.last_broadcast = asyncio.get_running_loop().time()
@@ -423,23 +432,25 @@ class TableViews:
         states = self.player_states(players) if players else {}
         staff: dict[bool, str] = {}  # by whether the role reads the round in progress
         same: str | None = None
+        seq = self.last_seq
         for connection in subscribers:
             if connection.role == "player":
                 key, text = states[(connection.subject, connection.terminal)]
+                wants = connection.wants_seq
                 if key == connection.last_state:
+                    if wants is None or wants > seq:
+                        continue  # nothing it shows changed, and it awaits nothing
                     if same is None:
                         same = _encode(
-                            {
-                                "type": "seq",
-                                "table": self.id,
-                                "round_id": self.round_id,
-                                "seq": self.last_seq,
-                            }
+                            {"type": "seq", "table": self.id, "round_id": self.round_id, "seq": seq}
                         )
-                    connection.push(same)
-                    continue
-                connection.last_state = key
+                    text = same
+                else:
+                    connection.last_state = key
                 connection.push(text)
+                connection.told = (self.round_id, seq)
+                if wants:  # the answered command's number told
+                    connection.wants_seq = None
             else:
                 reads = connection.role in visibility.ROUND_READERS
                 if reads not in staff:

@@ -110,6 +110,14 @@ class TableGame(Protocol[RoundT_contra]):
         """Each player's view as JSON text (one broadcast)."""
         ...
 
+    def player_pieces(
+        self, round_: RoundT_contra, players: Iterable[str], encode: Encode
+    ) -> dict[str, tuple[str, ...]]:
+        """:meth:`player_texts` in pieces whose concatenation is each text, a piece several
+        players' texts hold being one string for all of them (the broadcast conceals each
+        piece once: :class:`~tablejack.server.visibility.Concealer`)."""
+        ...
+
     def audit_view(self, round_: RoundT_contra) -> JsonObject:
         """Everything (dealer console, supervisor)."""
         ...
@@ -188,6 +196,15 @@ class GameAdapter(Generic[R]):
                 text = encoded[id(view)] = encode(view)
             texts[player] = text
         return texts
+
+    def player_pieces(
+        self, round_: R, players: Iterable[str], encode: Encode
+    ) -> dict[str, tuple[str, ...]]:
+        """:meth:`player_texts`, each text one piece (a view several players share is one
+        string)."""
+        return {
+            player: (text,) for player, text in self.player_texts(round_, players, encode).items()
+        }
 
     def countdown_seconds(self, rules: TableRules, config_seconds: float | None) -> float:
         """The countdown length: the rules' own (633c.5(p)(2)) or the table configuration's."""

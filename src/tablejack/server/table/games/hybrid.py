@@ -68,31 +68,7 @@ class HybridAdapter(GameAdapter[HybridRound]):
     def player_view(self, round_: HybridRound, player: str) -> JsonObject:
         if player in round_.players:
             return self.player_views(round_, [player])[player]
-        public = round_.audit_view()
-        for secret in ("hole_card", "all_cards", "dealer_total", "dealer_blackjack"):
-            public["dealer"].pop(secret, None)
-        public["dealer"].update(dealer_totals(round_.dealer, revealed=round_.hole_card_revealed))
-        return {
-            key: public[key]
-            for key in (
-                "game",
-                "phase",
-                "decision_round",
-                "countdown_running",
-                "countdown_seconds",
-                "countdown_default",
-                "positions",
-                "community_cards",
-                "dealer",
-            )
-            if key in public
-        } | {
-            "waiting_for": public.get("next_step", "") if round_.phase.value == "wagering" else "",
-            "you": None,
-            "players": [
-                {"player": p["player"], "position": p["position"]} for p in public["players"]
-            ],
-        }
+        return _public_view(round_, self._view_parts(round_, []).table)
 
     def audit_view(self, round_: HybridRound) -> JsonObject:
         return round_.audit_view()
@@ -131,30 +107,39 @@ class HybridAdapter(GameAdapter[HybridRound]):
     def player_texts(
         self, round_: HybridRound, players: Iterable[str], encode: Encode
     ) -> dict[str, str]:
-        """The texts of :meth:`player_views`, each part encoded once: the table's part, every
-        player's entry, then per player only his own part, spliced into the same text
+        """The texts of :meth:`player_views` (:meth:`player_pieces` joined)."""
+        return {
+            player: "".join(pieces)
+            for player, pieces in self.player_pieces(round_, players, encode).items()
+        }
+
+    def player_pieces(
+        self, round_: HybridRound, players: Iterable[str], encode: Encode
+    ) -> dict[str, tuple[str, ...]]:
+        """The texts of :meth:`player_views` in pieces, each part encoded once: the table's
+        part, every player's entry, then per player only his own part; joined, the same text
         ``encode(view)`` gives."""
         wanted = list(players)
         playing = [player for player in wanted if player in round_.players]
-        texts: dict[str, str] = {}
+        texts: dict[str, tuple[str, ...]] = {}
         if playing:
             parts = self._view_parts(round_, playing)
-            head = encode(parts.table)[:-1]  # the object left open for "you" and "players"
-            encoded = [encode(entry) for _, entry in parts.entries]
-            every = ",".join(encoded)  # every entry; each player's text leaves his own out
-            spans: dict[str, tuple[int, int]] = {}
-            start = 0
-            for (name, _), text in zip(parts.entries, encoded, strict=True):
-                spans[name] = (start, start + len(text))
-                start += len(text) + 1
+            head = encode(parts.table)[:-1] + ',"you":'  # the object left open for "you"
+            entries = [(name, encode(entry)) for name, entry in parts.entries]
             for player, you in parts.yous.items():
-                start, end = spans[player]  # his entry and the comma before it (or after)
-                others = every[: start - 1] + every[end:] if start else every[end + 1 :]
-                texts[player] = f'{head},"you":{encode(you)},"players":[{others}]}}'
+                others = [text for name, text in entries if name != player]
+                texts[player] = (
+                    head,
+                    encode(you),
+                    ',"players":[',
+                    *_commas(others),
+                    "]}",
+                )
         watching = [player for player in wanted if player not in round_.players]
         if watching:  # no wager this round: the same public view for all of them
-            public = encode(self.player_view(round_, watching[0]))
-            texts.update(dict.fromkeys(watching, public))
+            table = parts.table if playing else self._view_parts(round_, []).table
+            public = encode(_public_view(round_, table))
+            texts.update(dict.fromkeys(watching, (public,)))
         return texts
 
     def window(self, round_: HybridRound) -> WindowKey | None:
@@ -167,3 +152,42 @@ class HybridAdapter(GameAdapter[HybridRound]):
 
     def on_countdown(self, round_: HybridRound) -> list[str]:
         return ["dealer countdown-expired"] if round_.can_countdown_expire() else []
+
+
+def _commas(texts: list[str]) -> list[str]:
+    """``texts`` with a ``","`` piece between each two (a JSON array's items)."""
+    out: list[str] = []
+    for text in texts:
+        if out:
+            out.append(",")
+        out.append(text)
+    return out
+
+
+PUBLIC = (
+    "game",
+    "phase",
+    "decision_round",
+    "countdown_running",
+    "countdown_seconds",
+    "countdown_default",
+    "positions",
+    "community_cards",
+    "dealer",
+)
+"""The table's part of a terminal view that a terminal without a wager this round shows."""
+
+
+def _public_view(round_: HybridRound, table: JsonObject) -> JsonObject:
+    """The view of a terminal without a wager this round, from the table's part of the
+    players' views (``table``: with the dealer's totals): the table, what it waits for while
+    wagering, every player's name and position, the hole card's place never (PA 633c.5(o))."""
+    dealer = {key: value for key, value in table["dealer"].items() if key != "hole_card"}
+    return {key: table[key] for key in PUBLIC if key in table} | {
+        "dealer": dealer,
+        "waiting_for": table.get("waiting_for", "") if round_.phase.value == "wagering" else "",
+        "you": None,
+        "players": [
+            {"player": state.name, "position": state.position} for state in round_.players_in_order
+        ],
+    }
