@@ -6,10 +6,12 @@ connection of its own, outside any write transaction.
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from sqlalchemy import func, select, text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from tablejack.store.models import (
     AUDIT,
@@ -34,6 +36,27 @@ class Reads:
     """What a store reads (:class:`tablejack.store.db.Store` inherits it)."""
 
     engine: AsyncEngine
+
+    @asynccontextmanager
+    async def snapshot(self) -> AsyncIterator[AsyncConnection]:
+        """A connection whose every read sees the store as of one moment, however long they
+        take and whatever commits meanwhile: PostgreSQL's ``REPEATABLE READ READ ONLY``
+        transaction; on SQLite, one read transaction (``BEGIN``; in WAL mode it keeps its view
+        until it ends). Several results may be open on it at once. Nothing is written; the
+        transaction is rolled back at the end."""
+        async with self.engine.connect() as connection:
+            if connection.dialect.name == "postgresql":
+                await connection.execution_options(
+                    isolation_level="REPEATABLE READ", postgresql_readonly=True
+                )
+                await connection.execute(text("SELECT 1"))  # the transaction and its snapshot
+            else:
+                await connection.exec_driver_sql("BEGIN")
+                await connection.exec_driver_sql("SELECT 1 FROM sqlite_schema LIMIT 1")
+            try:
+                yield connection
+            finally:
+                await connection.rollback()
 
     async def balance(self, account_id: str) -> int | None:
         """The balance of an account in cents (None if there is no such account)."""

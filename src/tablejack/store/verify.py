@@ -40,12 +40,14 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import ColumnElement, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tablejack.store.checkpoints import (
     CheckpointRecord,
@@ -148,7 +150,7 @@ async def verify_chains(store: Store, round_ids: Iterable[str] | None = None) ->
     """Only the hash chains (of ``round_ids``, or all): one line per problem."""
     wanted = None if round_ids is None else set(round_ids)
     problems: list[str] = []
-    async with store.engine.connect() as connection:
+    async with store.snapshot() as connection:  # the heads and the events of one moment
         statement = select(ROUNDS.c.id, ROUNDS.c.last_seq, ROUNDS.c.head_hash)
         events = select(EVENTS).order_by(EVENTS.c.round_id, EVENTS.c.seq)
         if wanted is not None:
@@ -231,24 +233,35 @@ async def verify(
     process's). ``strict``: events no signed checkpoint covers, and checkpoints no file holds
     yet, are problems (a stopped server has signed and written everything)."""
     report = Report()
-    run = _Verification(store, report)
     files = [*([] if checkpoint_file is None else [checkpoint_file]), *checkpoint_files]
-    await run.load()
-    await run.stream()
-    await run.accounts()
-    await run.vouchers()
-    await run.credentials()
-    await run.meters()
-    await run.settings()
-    await run.checkpoints(list(public_keys), files, strict=strict)
+    # The files are read before the database's snapshot is taken: a checkpoint is committed to
+    # the database before its line is appended to a file, so every line read here is in the
+    # snapshot, even while a running server signs the next checkpoint.
+    read = {path: read_checkpoint_file(path) if path.exists() else None for path in files}
+    async with store.snapshot() as connection:
+        run = _Verification(store, connection, report)
+        await run.load()
+        await run.stream()
+        await run.accounts()
+        await run.vouchers()
+        await run.credentials()
+        await run.meters()
+        await run.settings()
+        await run.checkpoints(list(public_keys), read, strict=strict)
     if strict:
         report.problems.extend(report.pending)
     return report
 
 
 class _Verification:
-    def __init__(self, store: Store, report: Report) -> None:
+    """One verification's reads, all on one connection in one snapshot
+    (:meth:`~tablejack.store.db.Store.snapshot`): a step a live server commits meanwhile is
+    either wholly seen or not at all, never its ledger rows without its events or a round row
+    ahead of the events it names."""
+
+    def __init__(self, store: Store, connection: AsyncConnection, report: Report) -> None:
         self.store = store
+        self.connection = connection
         self.report = report
         self.heads: dict[str, tuple[int, str]] = {}
         self.rows: dict[str, dict[str, Any]] = {}
@@ -267,7 +280,7 @@ class _Verification:
         """Floor setting → the last event of the settings log that set it."""
 
     async def load(self) -> None:
-        async with self.store.engine.connect() as connection:
+        async with self._reads() as connection:
             for row in (
                 await connection.execute(
                     select(
@@ -307,11 +320,11 @@ class _Verification:
         """One pass over the events and the ledger, both in (stream, seq) order."""
         store = self.store
         report = self.report
-        async with store.engine.connect() as events_conn, store.engine.connect() as ledger_conn:
-            events = await events_conn.stream(
+        async with self._reads() as connection:
+            events = await connection.stream(
                 select(EVENTS).order_by(_ordered(store, EVENTS.c.round_id), EVENTS.c.seq)
             )
-            ledger = await ledger_conn.stream(
+            ledger = await connection.stream(
                 select(LEDGER).order_by(
                     _ordered(store, LEDGER.c.round_id), LEDGER.c.seq, LEDGER.c.id
                 )
@@ -336,6 +349,10 @@ class _Verification:
                 self._orphan(pending_row)
                 pending_row = await _next(ledger_rows)
         _check_ends(self.heads, self.state, report.problems)
+
+    def _reads(self) -> AbstractAsyncContextManager[AsyncConnection]:
+        """The verification's one connection (held open by :func:`verify`)."""
+        return nullcontext(self.connection)
 
     def _orphan(self, row: Any, *, counted: bool = False) -> None:
         if not counted:
@@ -536,7 +553,7 @@ class _Verification:
     async def accounts(self) -> None:
         """Balances against the ledger and the invariants of each account kind."""
         problems = self.report.problems
-        async with self.store.engine.connect() as connection:
+        async with self._reads() as connection:
             rows = (
                 await connection.execute(select(ACCOUNTS.c.id, ACCOUNTS.c.kind, ACCOUNTS.c.balance))
             ).all()
@@ -600,7 +617,7 @@ class _Verification:
     async def vouchers(self) -> None:
         """Every voucher row against the events that issued and redeemed it."""
         problems = self.report.problems
-        async with self.store.engine.connect() as connection:
+        async with self._reads() as connection:
             rows = (await connection.execute(select(VOUCHERS))).mappings().all()
         numbers = set()
         for row in rows:
@@ -641,7 +658,7 @@ class _Verification:
     async def credentials(self) -> None:
         """Every credential row against the events that issued, renewed and revoked it."""
         problems = self.report.problems
-        async with self.store.engine.connect() as connection:
+        async with self._reads() as connection:
             rows = (await connection.execute(select(CREDENTIALS))).mappings().all()
         unbound = 0
         for row in rows:
@@ -690,7 +707,7 @@ class _Verification:
         written before it named the wager kind (``legacy_ledger_id``) are compared per table."""
         problems = self.report.problems
         expected: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
-        async with self.store.engine.connect() as connection:
+        async with self._reads() as connection:
             stored = {
                 (str(r[0]), str(r[1])): (int(r[2]), int(r[3]))
                 for r in (
@@ -752,7 +769,7 @@ class _Verification:
     async def settings(self) -> None:
         """Every floor setting row against the last event of the settings log that set it."""
         problems = self.report.problems
-        async with self.store.engine.connect() as connection:
+        async with self._reads() as connection:
             rows = (await connection.execute(select(SETTINGS.c.key, SETTINGS.c.value))).all()
         stored = {str(key): value for key, value in rows}
         for key, text_value in sorted(stored.items()):
@@ -782,18 +799,20 @@ class _Verification:
                 )
 
     async def checkpoints(
-        self, public_keys: list[Ed25519PublicKey], files: list[Path], *, strict: bool
+        self,
+        public_keys: list[Ed25519PublicKey],
+        read: dict[Path, tuple[list[CheckpointRecord], list[str]] | None],
+        *,
+        strict: bool,
     ) -> None:
         """Signatures, the chain of statements, the roots, the signed heads against the
-        events, what no checkpoint covers yet, and the file outside the database."""
+        events, what no checkpoint covers yet, and the files outside the database (``read``:
+        each file's contents, None for a file missing, read before the snapshot)."""
         report = self.report
         problems = report.problems
         keys = {key_id(key): key for key in public_keys}
-        # The files are read before the database: a checkpoint is committed to the database
-        # before its line is appended to a file, so every line read here is already in the
-        # database's rows read below, even while a running server signs the next checkpoint.
-        read = {path: read_checkpoint_file(path) if path.exists() else None for path in files}
-        async with self.store.engine.connect() as connection:
+        files = list(read)
+        async with self._reads() as connection:
             rows = (
                 (await connection.execute(select(CHECKPOINTS).order_by(CHECKPOINTS.c.number)))
                 .mappings()
