@@ -18,6 +18,11 @@ from tablejack.server.links.sas.machine import METER_CODES
 from tablejack.server.links.sas.poll import SasHost
 from tests.support.store import Backend
 
+ANSWER = 10.0
+"""How long the tests' host waits for an answer: the link answers within milliseconds, but on
+a machine busy with the rest of the suite its event loop has taken more than the host's own
+0.5 s (a test that expects silence waits for none: it drains the line)."""
+
 
 def start_link(client: Any, *terminals: tuple[str, int], **options: Any) -> SasLink:
     """A SAS link on one TCP line (a shared line: one address per terminal), fresh meters."""
@@ -64,7 +69,7 @@ def test_605a5a_machine_id_version_and_crc_of_every_answer(
 ) -> None:
     client = make_client(backend=backend)
     link = start_link(client, ("EWT-1", 1))
-    with SasHost(endpoint(link)) as host:
+    with SasHost(endpoint(link), timeout=ANSWER) as host:
         machine = host.machine_id(1)  # long_poll checks the CRC of the answer
         assert machine["denomination_code"] == 0x01  # $0.01: a credit is a cent
         assert machine["game_id"] == "TJ"
@@ -83,7 +88,7 @@ def test_605a5d_meters_over_sas_equal_the_floors(
     client = make_client(backend=backend)
     activity(client, kit)
     link = start_link(client, ("EWT-1", 1), ("EWT-2", 2))
-    with SasHost(endpoint(link)) as host:
+    with SasHost(endpoint(link), timeout=ANSWER) as host:
         for terminal, address in (("EWT-1", 1), ("EWT-2", 2)):
             floor = floor_meters(client, kit, terminal)
             sas = host.meters(address)
@@ -122,7 +127,7 @@ def test_605a5a_host_disables_the_terminal_and_enables_only_what_it_disabled(
     client = make_client(backend=backend)
     kit.terminal_key(client, "EWT-1", "A1")
     link = start_link(client, ("EWT-1", 1))
-    with SasHost(endpoint(link)) as host:
+    with SasHost(endpoint(link), timeout=ANSWER) as host:
         assert host.long_poll(1, 0x01) == b"\x01"  # ACK
         tilts = client.get("/api/floor/tilts", headers=kit.auth("super")).json()
         assert [t["code"] for t in tilts["EWT-1"]] == ["host_disabled"]
@@ -314,7 +319,7 @@ def test_605a5d_handpay_pending_until_the_cage_pays_it(
     assert set_limit.is_success, set_limit.text
     cat = kit.session(client, "cat", "EWT-1", "A1")
     assert client.post("/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
-    with SasHost(endpoint(link)) as host:
+    with SasHost(endpoint(link), timeout=ANSWER) as host:
         host.events(1)
         refused = client.post("/api/floor/cash-out", json={"amount": 2000}, headers=cat)
         assert refused.json()["detail"]["code"] == "handpay"
@@ -342,7 +347,7 @@ def test_605a5a_garbage_on_the_line_does_not_stop_the_link(
 ) -> None:
     client = make_client(backend=backend)
     link = start_link(client, ("EWT-1", 1))
-    with SasHost(endpoint(link)) as host:
+    with SasHost(endpoint(link), timeout=ANSWER) as host:
         host.send(bytes(range(256)) + b"\x01\x21\x00")  # garbage and a partial long poll
         time.sleep(0.2)  # a quiet line ends the discard
         host.drain()
@@ -440,7 +445,7 @@ def test_605a5a_host_lost_locks_the_terminal_when_the_floor_requires_the_link(
 
     assert kit.eventually(lambda: codes() == ["host_link_lost"])
     assert "EWT-2" not in client.get("/api/floor/tilts", headers=kit.auth("super")).json()
-    with SasHost(endpoint(link)) as host:
+    with SasHost(endpoint(link), timeout=ANSWER) as host:
         stop = time.monotonic() + 10
         while codes() and time.monotonic() < stop:  # polled again: the link's tilt lifted
             host.general_poll(1)

@@ -230,12 +230,14 @@ def test_updates_are_at_least_the_broadcast_interval_apart(tmp_path: Path, inter
             await store.close()
 
     updates = asyncio.run(run())
+    # "At once": within 0.15 s of the first wager (its commit, on a machine busy with the rest
+    # of the suite), where a gathered update would come 0.3 s after the last one.
     if interval == 0:
         assert len(updates) == 3
-        assert updates[0] < 0.05
+        assert updates[0] < 0.15
     else:
         assert len(updates) == 2  # the first wager's at once, the other two together
-        assert updates[0] < 0.05
+        assert updates[0] < 0.15
         assert updates[1] - updates[0] >= interval - 0.01
 
 
