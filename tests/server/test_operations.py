@@ -220,18 +220,37 @@ def test_serve_logs_json_lines_without_the_token_of_a_url_and_drains_on_sigterm(
 ) -> None:
     """A real ``serve --log-format json --log-level info``: every line of its standard error
     is one JSON object; the access line of a request with ``?token=`` in its URL does not hold
-    the token; SIGTERM drains it (an idle floor: at once) and it exits cleanly."""
+    the token; its full collections on ``--gc-full-seconds`` show on ``/metrics`` (read as
+    the Prometheus host ``--metrics-from`` names); SIGTERM drains it (an idle floor: at once)
+    and it exits cleanly."""
     port = serve.free_port()
     log = tmp_path / "serve.log"
     process = serve.start_serve(
         [
             "--unsigned", "--demo", "--db", str(tmp_path / "floor.sqlite"), "--port", str(port),
             "--log-format", "json", "--log-level", "info",
+            "--gc-full-seconds", "0.2", "--metrics-from", "127.0.0.1",
         ],
         log,
     )  # fmt: skip
     try:
         serve.wait_listening(process, port, log)
+        full: dict[str, float] = {}
+        deadline = time.monotonic() + 20
+        while full.get("tablejack_gc_full_collections_total", 0) < 2:
+            assert time.monotonic() < deadline, full
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as got:
+                full = {
+                    sample.name: sample.value
+                    for family in text_string_to_metric_families(got.read().decode())
+                    for sample in family.samples
+                    if sample.name.startswith("tablejack_gc_full_")
+                }
+            time.sleep(0.2)
+        assert full["tablejack_gc_full_collection_seconds_total"] > 0
+        longest = full["tablejack_gc_full_collection_longest_seconds"]
+        assert 0 < longest <= full["tablejack_gc_full_collection_seconds_total"]
+        assert full["tablejack_gc_full_collection_freed_objects_total"] >= 0
         secret = "tok-s3cr3t-in-a-url"
         request = urllib.request.Request(
             f"http://127.0.0.1:{port}/api/tables?token={secret}",

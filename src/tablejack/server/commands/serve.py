@@ -23,7 +23,7 @@ from tablejack.server.commands.options import (
     server_settings,
     tables_option,
 )
-from tablejack.server.support.heap import FULL_COLLECTION_SECONDS, settled_after
+from tablejack.server.support.heap import FULL_COLLECTION_SECONDS, OldestCollection, settled_after
 
 __all__ = ["serve"]
 
@@ -336,10 +336,11 @@ def serve(
             typer.echo(f"tablejack serve: {error} The server did not start.", err=True)
             raise typer.Exit(code=2) from None
     raise_open_files()
+    collection = OldestCollection(gc_full_seconds)
     application = create_app(
         db,
         tables=configs,
-        setup=settled_after(setup, gc_full_seconds),
+        setup=settled_after(setup, collection),
         broadcast_interval=batch_ms / 1000,
         commit_window=commit_ms / 1000,
         step_window=step_ms / 1000,
@@ -356,6 +357,7 @@ def serve(
         body_max_bytes=body_max_bytes,
         forwarded_allow_ips=forwarded_allow_ips,
     )
+    application.state.metrics.heap = collection  # its collections on /metrics
     base = f"{scheme}://{host}:{port}"
     typer.echo(f"tablejack table server on {base} (database {db})")
     typer.echo(f"  terminals connect to {ws_scheme}://{host}:{port}/ws")

@@ -22,7 +22,8 @@ that a link reports through :meth:`Metrics.link_state`.
 
 prometheus-client's own collectors add the process's resident memory, CPU and open files
 (``process_*``) and the garbage collector's collections by generation (``python_gc_*``: the
-oldest generation is collected every minute by ``serve``, :mod:`tablejack.server.support.heap`).
+oldest generation is collected every minute by ``serve``, :mod:`tablejack.server.support.heap`,
+whose collections, their time, the longest and what they freed are ``tablejack_gc_full_*``).
 
 Access (docs/server.md, "Operations"): a staff credential whose role may read the floor's
 reports (supervisor, operator), or a request from an address ``serve --metrics-from`` names
@@ -47,6 +48,7 @@ from prometheus_client.registry import Collector
 
 from tablejack.server.floor.floor import Floor
 from tablejack.server.http.access import identity
+from tablejack.server.support.heap import OldestCollection
 from tablejack.store import Step
 from tablejack.store.policy import Role
 
@@ -77,6 +79,8 @@ class Metrics:
         self.draining = False
         self.links: dict[str, bool] = {}
         """The SAS links' state by link name (:meth:`link_state`)."""
+        self.heap: OldestCollection | None = None
+        """``serve``'s collection of the oldest generation on a clock, or None."""
         registry = self.registry
         self.rounds = PromCounter(
             "tablejack_rounds",
@@ -331,6 +335,36 @@ class FloorCollector(Collector):
         for link, up in sorted(metrics.links.items()):
             links.add_metric([link], 1 if up else 0)
         yield links
+        yield from _full_collections(metrics.heap)
+
+
+def _full_collections(heap: OldestCollection | None) -> Iterator[Metric]:
+    """The oldest generation's collections on ``serve``'s clock (no sample without one): how many,
+    the seconds they took (the event loop waits for each), the longest, what they freed."""
+    runs = CounterMetricFamily(
+        "tablejack_gc_full_collections", "Collections of the oldest generation on serve's clock."
+    )
+    took = CounterMetricFamily(
+        "tablejack_gc_full_collection_seconds",
+        "Seconds those collections took in all: the event loop waited for them.",
+    )
+    longest = GaugeMetricFamily(
+        "tablejack_gc_full_collection_longest_seconds",
+        "The longest of those collections: the event loop's longest wait for one.",
+    )
+    freed = CounterMetricFamily(
+        "tablejack_gc_full_collection_freed_objects",
+        "Unreachable objects those collections found (garbage in reference cycles).",
+    )
+    if heap is not None:
+        runs.add_metric([], heap.collections)
+        took.add_metric([], heap.took)
+        longest.add_metric([], heap.longest)
+        freed.add_metric([], heap.freed)
+    yield runs
+    yield took
+    yield longest
+    yield freed
 
 
 router = APIRouter()

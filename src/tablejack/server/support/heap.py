@@ -87,11 +87,14 @@ class OldestCollection:
 
 
 def settled_after(
-    setup: Callable[[Any], Awaitable[None]] | None, seconds: float = FULL_COLLECTION_SECONDS
+    setup: Callable[[Any], Awaitable[None]] | None,
+    collection: OldestCollection | float = FULL_COLLECTION_SECONDS,
 ) -> Callable[[Any], Awaitable[None]]:
     """The floor's start-up ``setup``, then :func:`settle` and the oldest generation collected
-    every ``seconds`` (:class:`OldestCollection`): ``tablejack serve``'s start-up."""
-    collection = OldestCollection(seconds)  # (a bad interval refused before the server starts)
+    on the clock of ``collection`` (an :class:`OldestCollection`, whose figures ``/metrics``
+    shows, or its interval in seconds): ``tablejack serve``'s start-up."""
+    if not isinstance(collection, OldestCollection):
+        collection = OldestCollection(collection)  # (a bad interval refused before the start)
 
     async def run(floor: Any) -> None:
         if setup is not None:
