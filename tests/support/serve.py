@@ -34,10 +34,13 @@ def start_serve(arguments: Sequence[str], log: Path) -> subprocess.Popen[bytes]:
 
 
 def wait_listening(
-    process: subprocess.Popen[Any], port: int, log: Path | None = None, seconds: float = 30
+    process: subprocess.Popen[Any], port: int, log: Path | None = None, seconds: float = 60
 ) -> None:
     """Wait until ``process`` accepts connections on ``port``; AssertionError (with its
-    ``log``) if it ends first or does not within ``seconds``."""
+    ``log``) if it ends first or does not within ``seconds`` — then killed and reaped first, so
+    that it never outlives the test (a caller whose constructor raised holds no handle to stop
+    it: one such server ran on for 14 minutes into a dropped schema, and its ``Popen`` failed
+    the worker's next test with a ResourceWarning)."""
     deadline = time.monotonic() + seconds
     while True:
         try:
@@ -46,6 +49,9 @@ def wait_listening(
         except OSError:
             ended = process.poll() is not None
             if ended or time.monotonic() > deadline:
+                if not ended:
+                    process.kill()
+                process.wait()
                 said = log.read_text() if log is not None and log.exists() else ""
                 what = "ended" if ended else f"did not listen within {seconds:g} s"
                 raise AssertionError(f"tablejack serve {what}: {said}") from None
