@@ -103,3 +103,28 @@ def test_verify_while_a_table_commits_reports_no_problem(backend: Backend) -> No
     assert written == 80
     assert len(found) >= 3  # at least one run while the table wrote, and one after
     assert all(problems == [] for problems in found), [p for p in found if p]
+
+
+def test_a_snapshot_outlives_a_floor_process_s_idle_transaction_timeout(postgres: Backend) -> None:
+    """A floor process's connections end an idle transaction after a lease time
+    (``idle_in_transaction_session_timeout``); a snapshot, which holds no lock, is exempt: its
+    reader may think between reads for longer (a long verification on a live floor)."""
+
+    async def main() -> tuple[int, int]:
+        store = await Store.open(
+            postgres.url,
+            schema=postgres.schema,
+            settings={"idle_in_transaction_session_timeout": "500ms"},
+        )
+        try:
+            await seed_two_players(store)
+            async with store.snapshot() as connection:
+                first = await connection.scalar(select(func.count()).select_from(EVENTS))
+                await asyncio.sleep(1.0)  # idle in the transaction, twice the timeout
+                second = await connection.scalar(select(func.count()).select_from(EVENTS))
+            return int(first), int(second)
+        finally:
+            await store.close()
+
+    first, second = asyncio.run(main())
+    assert first == second > 0

@@ -43,13 +43,17 @@ class Reads:
         take and whatever commits meanwhile: PostgreSQL's ``REPEATABLE READ READ ONLY``
         transaction; on SQLite, one read transaction (``BEGIN``; in WAL mode it keeps its view
         until it ends). Several results may be open on it at once. Nothing is written; the
-        transaction is rolled back at the end."""
+        transaction is rolled back at the end. A floor process's connections have their idle
+        transactions ended after a lease time (so a stopped process's locks never block the
+        others); a snapshot holds no lock, and is exempt: the reader may think between reads
+        for longer than that."""
         async with self.engine.connect() as connection:
             if connection.dialect.name == "postgresql":
                 await connection.execution_options(
                     isolation_level="REPEATABLE READ", postgresql_readonly=True
                 )
-                await connection.execute(text("SELECT 1"))  # the transaction and its snapshot
+                await connection.execute(text("SET LOCAL idle_in_transaction_session_timeout = 0"))
+                await connection.execute(text("SELECT 1"))  # the snapshot is taken here
             else:
                 await connection.exec_driver_sql("BEGIN")
                 await connection.exec_driver_sql("SELECT 1 FROM sqlite_schema LIMIT 1")
