@@ -1,11 +1,12 @@
 """The demo's live-dealer table (PA 633c.5, a version A table dealt by a person at a
 card-reading shoe), in Chromium: the dealer opens the round at the console, two terminals — one
 at 1280×800, one at 390×844 — wager, the dealer closes wagering and deals every card the table
-asks for by clicking it or from the console's simulated card-reading shoe, and both terminals
-follow the round live to its result. No page or console error on any of the three pages."""
+asks for from the console's simulated card-reading shoe (never told a card, PA 633c.5(o); entry
+by hand waits for a supervisor), and both terminals follow the round live to its result. No page or console error on any of the three pages."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,6 +27,10 @@ def demo_server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> I
     app = create_app(db, tables=demo_tables(), setup=demo_setup, demo=True)
     with browser_kit.serve(app) as url:
         yield url
+
+
+CARD_CODE = re.compile(r"\b(10|[2-9AJQK])[SHDC]\b")
+"""A card's code in a text (the console's picker shows suits as symbols)."""
 
 
 def test_the_demo_has_a_table_dealt_by_a_person() -> None:
@@ -100,7 +105,7 @@ def test_633c5_the_dealer_deals_a_live_round_while_two_terminals_play_it(
                     count = dealer.get_by_test_id("shoe").inner_text()
                     dealer.get_by_test_id("shoe-draw").click()
                     # PA 633c.5(o): the console never names the card it read (the hole card)
-                    expect(dealer.get_by_test_id("card-entry")).not_to_contain_text("shoe read")
+                    expect(dealer.get_by_test_id("card-entry")).not_to_contain_text(CARD_CODE)
                     # the card is in: the shoe's count changed (so no card is sent twice)
                     expect(dealer.get_by_test_id("shoe")).not_to_have_text(count)
                     dealt += 1
