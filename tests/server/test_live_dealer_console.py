@@ -177,3 +177,31 @@ def test_633c5_j_no_simulated_shoe_on_a_real_floor(client: Any, dealing: Any) ->
     refused = post(client, "/api/tables/C1/dealer", "dealer", command="shoe-draw")
     assert refused.status_code == 409
     assert refused.json()["detail"]["code"] == "source"
+
+
+def test_633a14_a_voided_round_tells_each_player_why_and_what_came_back(client: Any) -> None:
+    """A void (here after a misdeal: the supervisor voids the round) tells each player's
+    terminal the round, the supervisor's reason and his own refund, never another's."""
+    assert dealer(client, "open-round").status_code == 200
+    with (
+        connect(client, "ann", "EWT-1", "C1") as ann,
+        connect(client, "bob", "EWT-2", "C1") as bob,
+    ):
+        assert ann.request({"type": "position", "position": 1})["type"] == "ack"
+        assert bob.request({"type": "position", "position": 2})["type"] == "ack"
+        assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
+        assert bob.request({"type": "wager", "kind": "blackjack", "amount": 2500})["ok"]
+        voided = post(client, "/api/tables/C1/void", "super", reason="misdeal")
+        assert voided.status_code == 200, voided.text
+        told = {}
+        for name, socket in (("ann", ann), ("bob", bob)):
+            told[name] = socket.until(lambda m: m["type"] == "voided")
+        assert told["ann"] == {
+            "type": "voided",
+            "table": "C1",
+            "round_id": "C1-000001",
+            "reason": "misdeal",
+            "refunded": 1000,
+        }
+        assert told["bob"]["refunded"] == 2500
+        assert "2500" not in str(told["ann"]) and "bob" not in str(told["ann"])

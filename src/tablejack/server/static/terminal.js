@@ -240,6 +240,9 @@ function onMessage(message) {
     $("notice").textContent = message.placed
       ? t("repeat.placed", { wagers: message.placed.map((w) => `${kindName(w.kind)} ${money(w.amount)}`).join(", ") })
       : "";
+  } else if (message.type === "voided") {  // PA 633a.14: the round is void, every wager back
+    $("notice").textContent = t(message.refunded ? "terminal.voided_refunded" : "terminal.voided", {
+      round: message.round_id, reason: message.reason, amount: money(message.refunded) });
   } else if (message.type === "closed") {  // the socket opens again by itself
     $("who").textContent = t("header.disconnected", { code: message.code });
     offline = true;

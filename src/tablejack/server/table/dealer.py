@@ -17,6 +17,7 @@ from typing import Any
 
 from tablejack.core.cards import Card
 from tablejack.core.errors import InvalidNotationError, TablejackError
+from tablejack.server import visibility
 from tablejack.server.table.bookkeeping import Books
 from tablejack.server.table.errors import RefusedError, fault
 from tablejack.server.table.steps import WritePath, applier
@@ -464,6 +465,7 @@ class Dealer:
             if not await self._voided_in_log(round_id, quiet=True):
                 raise await self._void_failed(round_id, error) from error
         self.table.floor.book(transfers)
+        self.tell_voided(round_id, reason, [(t.to_account, t.amount) for t in transfers])
         self.table.round = None
         self.table.books = Books(self.table.id)
         self.table.void_failure = None
@@ -471,6 +473,16 @@ class Dealer:
             self.settle_status()  # open unless a tilt is still active (PA 605a)
         await self._audit_quietly("void", reason, by)
         return round_id
+
+    def tell_voided(self, round_id: str, reason: str, refunds: list[tuple[str, int]]) -> None:
+        """Tell every player's terminal at the table that ``round_id`` was voided, why, and
+        what came back to his account (the information policy's
+        :func:`~tablejack.server.visibility.void_notice`)."""
+        for subscriber in list(self.table.subscribers):
+            viewer = visibility.Viewer(subscriber.role, subscriber.subject, subscriber.terminal)
+            notice = visibility.void_notice(viewer, self.table.id, round_id, reason, refunds)
+            if notice is not None:
+                subscriber.push(notice)
 
     async def _voided_in_log(self, round_id: str, *, quiet: bool = False) -> bool:
         """Whether the log already holds the round's void (``quiet``: False if the store
