@@ -632,7 +632,11 @@ function drawResults() {
   panel.classList.toggle("shown", shown.length > 0);
   $("result-hold").hidden = !held;
   $("result-hold-text").textContent = held ? t("results.held", { round: held.round, seconds: hold }) : "";
-  $("results").replaceChildren(...shown.map((s) => {
+  // in hand order (a split's hands 1, 2, 3 as on the layout, whatever order they settled in);
+  // a side wager, of no hand, before the hands; the sort is stable
+  const handKey = (s) => (s.hand === null || s.hand === undefined ? -1 : s.hand);
+  const ordered = [...shown].sort((a, b) => ((a.spot || 0) - (b.spot || 0)) || (handKey(a) - handKey(b)));
+  $("results").replaceChildren(...ordered.map((s) => {
     const net = s.returned - s.amount;
     return el("li", { "data-result": s.result, class: net > 0 ? "won" : net < 0 ? "lost" : "even", title: s.clause },
       el("span", { class: "what" }, wagerLabel(s, held.hands)), " ", el("b", {}, outcomeText(s)));
