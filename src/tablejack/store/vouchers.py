@@ -647,6 +647,7 @@ async def _issue(
         "by": by,
         "validation_code": f"…{code[-4:]}",
         "code_sha256": code_hash(code),
+        "issued_us": at,  # the row's: its expiry runs from it (verify-log compares them)
     }
     if validated_by is not None:
         payload["validated_by"] = validated_by
@@ -681,12 +682,14 @@ async def _redeem(
     amount = int(row["amount"])
     number = voucher_number(int(row["id"]))
     transfer = Transfer(VOUCHERS_ACCOUNT, account, amount, kind, memo=number)
+    at = now_us()
     payload = {
         "account": account,
         "amount": amount,
         "by": actor.subject,
         "voucher": number,
         "issued_at": row["terminal"],
+        "redeemed_us": at,  # the row's (verify-log compares them)
     }
     if system is not None:
         payload["validated_by"] = system
@@ -698,7 +701,7 @@ async def _redeem(
         _EventIn(kind, payload, actor=actor.subject, terminal=actor.terminal),
         transfer,
         actor,
-        before=_take(row, account, where, now_us()),
+        before=_take(row, account, where, at),
     )
     balance = 0 if account == CAGE else await player_balance(store, account)
     return Movement(record, (transfer,), balance, number)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 from pydantic import Field
 
 from tablejack.server.duties.accounts import booked, cash_out_refusal, in_play, in_play_words
@@ -27,7 +27,7 @@ from tablejack.server.http.access import (
 )
 from tablejack.server.links import interface as links
 from tablejack.server.support.contract import AMOUNT_MAX, Whole
-from tablejack.server.support.text import SafeText
+from tablejack.server.support.text import SafeText, printable
 from tablejack.store import vouchers
 from tablejack.store.vouchers import VOUCHER_RULE, FloorRefusedError
 
@@ -160,5 +160,13 @@ async def voucher(request: Request, number: str, who: Who) -> dict[str, Any]:
     await need(request, who, "read_voucher")
     found = await vouchers.voucher(floor.store, number)
     if found is None:
-        raise HTTPException(404, f"No voucher {number!r}.")
+        raise await refuse(
+            request,
+            who,
+            "no_voucher",
+            f"No voucher has the number {printable(number, 24)!r} ({VOUCHER_RULE}).",
+            VOUCHER_RULE,
+            404,
+            lookup=True,  # counted: one audit row per person and window
+        )
     return found
