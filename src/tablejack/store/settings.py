@@ -45,6 +45,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "token_lifetimes": {},
     "session_lifetime_s": 12 * 3600,
     "sas_link_required": False,
+    "sas_time_zone": "UTC",
     "voucher_expiry_days": 0,
     "casino_name": "tablejack",
 }
@@ -58,7 +59,8 @@ when a terminal that loses its connection while its player has an unsettled wage
 how long the credentials of a role live (``token_lifetimes``: role → seconds, over
 :data:`tablejack.store.credentials.DEFAULT_LIFETIMES`) and a session (``session_lifetime_s``);
 whether a terminal with a SAS link is locked while its host does not poll it
-(``sas_link_required``; docs/sas.md);
+(``sas_link_required``; docs/sas.md) and the floor's time zone its SAS clock shows
+(``sas_time_zone``, an IANA name);
 how many days a voucher may be redeemed (``voucher_expiry_days``, 0: it does not expire) and the
 casino's name printed on it (``casino_name``)."""
 
@@ -92,6 +94,8 @@ def valid_setting(key: str, value: Any) -> bool:
         return isinstance(value, bool)
     if key == "sas_link_required":  # PA 605a.5(a): the central system's link
         return isinstance(value, bool)
+    if key == "sas_time_zone":  # SAS clocks are local (long polls 7E, 7F, 4D)
+        return isinstance(value, str) and _time_zone(value)
     if key in ("voucher_limit", "handpay_limit", "tip_maximum"):
         return isinstance(value, int) and not isinstance(value, bool) and value > 0
     if key == "gaming_day_start_hour":
@@ -119,6 +123,19 @@ def valid_setting(key: str, value: Any) -> bool:
             and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value)
         )
     return False
+
+
+def _time_zone(name: str) -> bool:
+    """Is ``name`` a time zone the machine knows (an IANA name, e.g. ``America/New_York``)?"""
+    import zoneinfo
+
+    if not 1 <= len(name) <= 64 or not name.isprintable():
+        return False
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
 
 
 async def set_floor_setting(store: Store, key: str, value: Any, *, by: str) -> dict[str, Any]:

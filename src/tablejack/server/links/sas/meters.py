@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 METER_CODES: dict[int, tuple[str, int]] = {
-    0x00: ("coin_in", 4),  # total coin in (credits)
+    0x00: ("coin_in", 4),  # total coin in (credits wagered, less those refunded by a void)
     0x01: ("coin_out", 4),  # total coin out
     0x02: ("jackpots", 4),  # total jackpot (attendant-paid jackpots)
     0x03: ("cancelled_credits", 4),  # total hand-paid cancelled credits
@@ -115,6 +115,9 @@ def meter_value(meters: Mapping[str, Any], name: str) -> int:
     if name.startswith("bills:"):
         return int(get("bills", {}).get(int(name[6:]), 0))
     derived = {
+        # a voided round's wager was refunded: SAS's coin in counts wagers not refunded, so
+        # coin in − coin out moves by what was won or lost (0 for a void; docs/sas.md)
+        "coin_in": lambda: int(get("coin_in", 0)) - int(get("voided", 0)),
         "all_cancelled": lambda: int(get("cancelled_credits", 0)) + int(get("vouchers_out", 0)),
         "games_lost": lambda: int(get("games_played", 0)) - int(get("games_won", 0)),
         "hand_paid": lambda: int(get("jackpots", 0)) + int(get("cancelled_credits", 0)),
