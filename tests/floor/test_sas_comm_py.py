@@ -75,3 +75,54 @@ def test_605a5d_sas_comm_py_reads_machine_id_and_meters_equal_to_the_floors(
     finally:
         host.port.close()
         os.close(slave)
+
+
+def test_605a5a_sas_comm_py_discovers_a_one_game_machine_and_its_clock(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    """What a host asks at discovery, driven by sas-comm-py: 51 (games implemented: one), A0
+    (enabled features, SAS §7.14: system validation, ticket redemption), B5 (extended game
+    information); a long poll the machine does not implement (09, enable game N) goes
+    unanswered and the next one is answered; 0E (real-time events) NACKed; 7F sets the SAS
+    clock that 7E reads back (the floor's time zone), and 94 with no handpay answers 02."""
+    client = make_client(backend=backend)
+    set_zone = client.put(
+        "/api/floor/settings",
+        json={"key": "sas_time_zone", "value": "America/New_York"},
+        headers=kit.auth("operator"),
+    )
+    assert set_zone.is_success, set_zone.text
+    master, slave = pty.openpty()
+    floor = client.app.state.floor
+    link = SasLink([SasTerminal("EWT-1", "pty", 3)], meter_seconds=0.0, meter_wait=5.0)
+    client.portal.call(lambda: link.start(floor, fds={"pty": master}))
+    attach(floor, link)
+    host = Host(os.ttyname(slave), address=3)
+    try:
+        games = host.write_type_R(0x51, length_to_read=2)
+        assert games and games.data == ["00", "01"]
+        features = host.write_type_M(0xA0, following_length=False, length_to_read=6)
+        assert features and features.raw_data[:4] == ["03", "a0", "00", "00"]
+        first = int(features.raw_data[4], 16)  # (a type M answer's data: the library's guess)
+        assert first & 0x80 and (first >> 5) & 0b11 == 0b10  # redemption; system validation
+        info = host.write_type_M(0xB5, BCD_game_number=[0x00, 0x01])
+        assert info and info.data[:2] == ["00", "01"]
+        name = bytes(int(x, 16) for x in info.data[10 : 10 + int(info.data[9], 16)])
+        assert name == b"tablejack blackjack"
+        unanswered = host.write_type_S(0x09, optional_data=[0x00, 0x01, 0x01])
+        assert not unanswered  # not implemented: no answer, and the line stays in step
+        machine = host.write_type_R(0x1F, length_to_read=20)
+        assert machine and bytes(int(x, 16) for x in machine.data[:2]) == b"TJ"
+        rte = host.write(0x0E, optional_data=[0x01], poll_type="S", response_type="ack_nack")
+        assert rte.ack_nack == b"\x83"  # NACK: not supported
+        clock = [0x12, 0x24, 0x20, 0x26, 0x18, 0x30, 0x00]  # 12/24/2026 18:30:00, local
+        acked = host.write(0x7F, optional_data=clock, poll_type="S", response_type="ack_nack")
+        assert acked.ack_nack == b"\x03"
+        now = host.write_type_R(0x7E, length_to_read=7)
+        assert now and "".join(now.data[:4]) == "12242026"
+        assert "".join(now.data[4:6]) in ("1830", "1831")  # a second or so later
+        reset = host.write(0x94, poll_type="S", length_to_read=1)
+        assert reset and reset.data == ["02"]  # no handpay pending
+    finally:
+        host.port.close()
+        os.close(slave)

@@ -267,3 +267,161 @@ def test_605a5a_effects_and_tickets_are_left_to_the_event_loop() -> None:
     for command in (0x01, 0x02, 0x21, 0x4D, 0x57, 0x58, 0x70, 0x71, 0x94):
         assert machine.answer_now(Message(1, command, bytes([1, command])), 1.0) == (False, None)
     assert machine.polls == 1  # only the general poll was answered
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(sorted({*FIXED_LENGTHS, *VARIABLE})), st.binary(max_size=20))
+def test_605a5a_any_sas_602_long_poll_is_skipped_by_its_length_and_the_next_poll_read(
+    command: int, data: bytes
+) -> None:
+    """SAS 6.02 §7: every long poll has a fixed length or carries its data's length; one the
+    machine does not implement is framed by it, left unanswered, and the general poll right
+    behind it (at a 40 ms poll rate no quiet line comes between) is read."""
+    raw = long_poll(1, command, data)
+    framer = Framer({1})
+    found = list(framer.feed(raw + bytes([0x81])))
+    assert [m.command for m in found] == [command, None]
+
+    async def run() -> None:
+        machine = GamingMachine("T1", 1, _Backend())
+        machine.report("door_open")
+        assert await machine.answer(found[1], 0.0) == b"\x11"
+
+    asyncio.run(run())
+
+
+def test_605a5a_an_unknown_long_poll_is_dropped_and_the_line_resynchronises_at_an_address() -> None:
+    """No wakeup bit on TCP: after a command that no SAS 6.02 long poll has, the framer drops
+    bytes up to the next one that is a machine's address on the line or its general poll."""
+    framer = Framer({1, 2})
+    found = list(framer.feed(bytes([0x01, 0xEE, 0x40, 0x7F, 0x33, 0x82, 0x01, 0x1F])))
+    assert found == [Message(2, None), Message(1, 0x1F, bytes([0x01, 0x1F]))]
+    assert framer.bad == 1
+    # sas-comm-py's leading 80 (the general poll of address 0) is a message too: an implied ACK
+    assert list(Framer({1}).feed(bytes([0x80, 0x01, 0x1F]))) == [
+        Message(0, None),
+        Message(1, 0x1F, bytes([0x01, 0x1F])),
+    ]
+
+
+def test_605a5a_a0_51_and_b5_answered_as_a_one_game_machine() -> None:
+    """SAS 6.02 §7.14 (A0, enabled features: tables 7.14c–f), 51 (number of games implemented,
+    2 BCD) and B5 (extended game information) for game 0 or 1; another game: no answer."""
+
+    async def run() -> None:
+        machine = GamingMachine("T1", 1, _Backend())
+        games = Message(1, 0x51, bytes([1, 0x51]))
+        assert await machine.answer(games, 0.0) == with_crc(bytes([1, 0x51, 0x00, 0x01]))
+        a0 = Message(1, 0xA0, with_crc(bytes([1, 0xA0, 0x00, 0x01])))
+        reply = await machine.answer(a0, 0.0)
+        assert reply == with_crc(bytes([1, 0xA0, 0x00, 0x01, 0xC0, 0x0D, 0x00, 0x00]))
+        assert reply[4] & 0x80 and (reply[4] >> 5) & 0b11 == 0b10  # redemption; system
+        other = Message(1, 0xA0, with_crc(bytes([1, 0xA0, 0x00, 0x02])))
+        assert await machine.answer(other, 0.0) is None
+        b5 = await machine.answer(Message(1, 0xB5, with_crc(bytes([1, 0xB5, 0, 0]))), 0.0)
+        assert b5 is not None and crc16(b5) == 0 and b5[2] == len(b5) - 5
+        body = b5[3:-2]
+        assert body[:2] == b"\x00\x00" and body[9] == len(b"tablejack blackjack")
+        assert body[10:29] == b"tablejack blackjack"
+        assert body[-2:] == b"\x01\x01"  # one player denomination: $0.01
+
+    asyncio.run(run())
+
+
+def test_605a5a_real_time_event_reporting_is_refused_and_events_stay_bytes() -> None:
+    """0E: turning real-time event reporting on is NACKed (address | 80), off ACKed; the
+    general poll still answers one exception byte."""
+
+    async def run() -> None:
+        machine = GamingMachine("T1", 3, _Backend())
+        on = Message(3, 0x0E, with_crc(bytes([3, 0x0E, 0x01])))
+        off = Message(3, 0x0E, with_crc(bytes([3, 0x0E, 0x00])))
+        assert await machine.answer(on, 0.0) == b"\x83"
+        assert await machine.answer(off, 0.0) == b"\x03"
+        machine.report_bill(100)
+        assert await machine.answer(Message(3, None), 0.0) == b"\x47"
+
+    asyncio.run(run())
+
+
+def test_605a5a_bills_reported_by_denomination_without_real_time_reporting() -> None:
+    """SAS 6.02 §2.2 (general poll exceptions): 47 $1, 48 $5, 49 $10, 4A $20, 4B $50, 4C $100,
+    4D $2, 4E $500, 50 $200; any other bill 4F."""
+    machine = GamingMachine("T1", 1, _Backend())
+    bills = (100, 500, 1000, 2000, 5000, 10_000, 200, 50_000, 20_000, 100_000, 2500)
+    for amount in bills:
+        machine.report_bill(amount)
+    codes = [machine.next_exception() for _ in bills]
+    assert codes == [0x47, 0x48, 0x49, 0x4A, 0x4B, 0x4C, 0x4D, 0x4E, 0x50, 0x4F, 0x4F]
+
+
+def test_605a5a_implied_ack_and_nack_of_general_and_long_polls() -> None:
+    """SAS §3.1: the same general poll again is the implied NACK (the same exception is sent
+    again); a long poll, or any poll to another address, is the implied ACK (the next one)."""
+
+    async def run() -> None:
+        machine = GamingMachine("T1", 1, _Backend())
+        for event in ("door_open", "door_closed", "game_start"):
+            machine.report(event)
+        poll = Message(1, None)
+        assert await machine.answer(poll, 0.0) == b"\x11"
+        assert await machine.answer(poll, 0.0) == b"\x11"  # the host's retry
+        machine.heard_other()  # 80 or 82 …: acknowledged
+        assert await machine.answer(poll, 0.0) == b"\x12"
+        assert await machine.answer(Message(1, 0x1F, bytes([1, 0x1F])), 0.0) is not None
+        assert await machine.answer(poll, 0.0) == b"\x7e"  # the long poll acknowledged 12
+        machine.heard_other()
+        assert await machine.answer(poll, 0.0) == b"\x00"
+        assert await machine.answer(poll, 0.0) == b"\x00"
+
+    asyncio.run(run())
+
+
+def test_605a5a_local_date_and_time_and_the_hosts_clock() -> None:
+    """7E answers the floor's local date and time (MMDDYYYY HHMMSS, BCD) in its time zone; 7F
+    sets the machine's SAS clock (an offset: the floor clock is not changed); a date that is
+    none is NACKed."""
+    import zoneinfo
+
+    async def run() -> None:
+        backend = _Backend()  # 2025-11-30 04:00:00 UTC
+        machine = GamingMachine("T1", 1, backend)
+        read = Message(1, 0x7E, bytes([1, 0x7E]))
+        assert await machine.answer(read, 0.0) == with_crc(bytes.fromhex("017e11302025040000"))
+        machine.zone = zoneinfo.ZoneInfo("America/New_York")  # UTC−5 in November
+        assert await machine.answer(read, 0.0) == with_crc(bytes.fromhex("017e11292025230000"))
+        set_to = with_crc(bytes.fromhex("017f" + "11292025" + "231500"))
+        assert await machine.answer(Message(1, 0x7F, set_to), 0.0) == b"\x01"
+        assert machine.clock_offset_us == 15 * 60 * 1_000_000
+        assert await machine.answer(read, 0.0) == with_crc(bytes.fromhex("017e11292025231500"))
+        assert backend.now_us() == 1_764_475_200_000_000  # the floor clock did not move
+        bad = with_crc(bytes.fromhex("017f" + "13402025" + "250000"))
+        assert await machine.answer(Message(1, 0x7F, bad), 0.0) == b"\x81"
+
+    asyncio.run(run())
+
+
+def test_605a5a_a_handpay_pending_is_reported_again_until_reset() -> None:
+    """51 again every 15 s while the handpay is pending; 94 resets it (00, then 52), 02 when
+    none is pending."""
+
+    class Resets(_Backend):
+        async def reset_handpay(self) -> int:
+            return 0
+
+    async def run() -> None:
+        machine = GamingMachine("T1", 1, Resets())
+        machine.handpay = 2000
+        machine.report("handpay_pending")
+        assert machine.next_exception(100.0) == 0x51
+        assert machine.next_exception(110.0) == 0x00
+        assert machine.next_exception(115.0) == 0x51  # 15 s on, still pending
+        reset = Message(1, 0x94, with_crc(bytes([1, 0x94])))
+        assert await machine.answer(reset, 0.0) == with_crc(bytes([1, 0x94, 0x00]))
+        assert machine.handpay == 0
+        machine.heard_other()
+        assert machine.next_exception(200.0) == 0x52
+        assert machine.next_exception(300.0) == 0x00
+        assert await machine.answer(reset, 1.0) == with_crc(bytes([1, 0x94, 0x02]))
+
+    asyncio.run(run())
