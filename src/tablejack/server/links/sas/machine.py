@@ -287,8 +287,11 @@ class GamingMachine:
         if command == 0x54:
             return self._variable(0x54, SAS_VERSION + self.serial.encode("ascii", "replace")[:40])
         if command == 0x1B:
+            # progressive group 0; level 80: cancelled credits (a cash-out above the voucher
+            # limit); partial pay 0; reset ID 01: 94 may reset it to the credit meter
             body = bytes([0x00, 0x80 if self.handpay else 0x00]) + bcd(self.handpay, 5)
-            return self._reply(0x1B, body + bcd(0, 2) + b"\x00" + bytes(10))
+            reset = b"\x01" if self.handpay else b"\x00"
+            return self._reply(0x1B, body + bcd(0, 2) + reset + bytes(10))
         moment = self.local(self.backend.now_us())  # 7E
         return self._reply(
             0x7E,
