@@ -333,7 +333,12 @@ class SasLink(Link):
                 self._after_meters(lambda: machine.report("handpay_reset"))
             self._spawn(self._lift_handpay(terminal, "paid by an attendant"))
         elif name == "bill_accepted":
-            self._after_meters(lambda: machine.report_bill(amount))
+
+            def report() -> None:
+                bills = self._snapshot_of(terminal).get("bills", {})
+                machine.report_bill(amount, int(bills.get(amount, 0)))
+
+            self._after_meters(report)
         else:
             machine.report(name)
 

@@ -32,13 +32,13 @@ __all__ = [
     "meter_value",
 ]
 
-READ_NOW = frozenset({*METER_POLLS, 0x1B, 0x1F, 0x51, 0x54, 0x7E, 0xA0, 0xB5})
+READ_NOW = frozenset({*METER_POLLS, 0x1B, 0x1F, 0x48, 0x51, 0x54, 0x7E, 0xA0, 0xB5})
 """Long polls :meth:`GamingMachine.answer_now` answers at once, from the machine's own state
 and a meters snapshot: they only read."""
 
 SAS_VERSION = b"602"
 
-EFFECTS = frozenset({0x01, 0x02, 0x0E, 0x4C, 0x4D, 0x58, 0x71, 0x7F, 0x94})
+EFFECTS = frozenset({0x01, 0x02, 0x4C, 0x4D, 0x58, 0x71, 0x7F, 0x94})
 """Long polls that change something (a lock, a validation number, a redemption, a record
 read): a retry with the same bytes is answered again without doing it twice. (``71`` with
 transfer code ``FF`` and ``4D`` with function ``FF`` only read.)"""
@@ -46,8 +46,9 @@ transfer code ``FF`` and ``4D`` with function ``FF`` only read.)"""
 CASHOUT_NOT_WAITING = 0x80
 
 HANDPAY_REPEAT_SECONDS = 15.0
-"""A handpay pending is reported again (exception 51) this long after it was last reported,
-until it is paid or reset."""
+"""A handpay pending whose information the host has not read (long poll 1B) is reported
+again (exception 51) this long after it was last reported (SAS 6.02 §7.8.1), until the host
+reads it or it is paid or reset."""
 
 BILL_EXCEPTIONS = {
     100: 0x47,
@@ -60,20 +61,28 @@ BILL_EXCEPTIONS = {
     50000: 0x4E,
     20000: 0x50,
 }
-"""The exception of a bill accepted, by denomination in cents, when real-time event reporting
-is off (SAS 6.02 §2.2, the general poll exception codes): $1 47, $5 48, $10 49, $20 4A, $50 4B,
-$100 4C, $2 4D, $500 4E, $200 50; any other bill 4F."""
+"""The exception of a bill accepted, by denomination in cents (SAS 6.02 §7.11 and appendix A:
+real-time event reporting is off): $1 47, $5 48, $10 49, $20 4A, $50 4B, $100 4C, $2 4D, $500
+4E, $200 50; any other bill 4F. The host then reads the bill with long poll 48."""
+
+BILL_CODES = (
+    *(100, 200, 500, 1000, 2000, 2500, 5000, 10_000, 20_000, 25_000, 50_000, 100_000),
+    *(200_000, 250_000, 500_000, 1_000_000),
+)
+"""SAS's bill denomination codes (appendix C: 00 $1, 01 $2, 02 $5 … 0A $500 …), by position."""
+COUNTRY_US = 0x37
+"""The bill acceptor country code of the United States (appendix C: 37, BCD)."""
 
 FEATURES = bytes(
     [
         0b1100_0000,  # ticket redemption (bit 7); validation style 10: system (bits 5-6)
         0b0000_1101,  # extended meters (3); tickets in drop and cancelled credits (2); won
         # credits metered when won (bits 0-1: 01)
-        0x00,
+        0x01,  # polled as fast as every 40 ms (SAS 6.02 §2.3.3)
         0x00,
     ]
 )
-"""The enabled features of the machine and of its one game (long poll A0, SAS 6.02 §7.14)."""
+"""The enabled features of the machine (long poll A0, SAS 6.02 §7.14)."""
 
 GAME_NAME = b"tablejack blackjack"
 PAYTABLE = b"BJ0001"
@@ -150,7 +159,6 @@ class GamingMachine:
     last_poll: float = float("-inf")
     """When the host last polled this machine (the link's clock)."""
     polls: int = 0
-    real_time: bool = False
     validation_id: bytes = b"\x00\x00\x00"
     validation_seq: int = 0
     cashout: _Cashout | None = None
@@ -172,6 +180,11 @@ class GamingMachine:
     """The exception last answered to a general poll, not yet acknowledged: a general poll
     repeated (the implied NACK) gets it again."""
     _handpay_at: float = float("-inf")
+    _handpay_read: bool = False
+    last_bill: int = 0
+    """The cents of the last bill accepted (long poll 48)."""
+    last_bill_count: int = 0
+    """How many bills of that denomination the terminal had accepted (its meter)."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.address <= 127:
@@ -186,9 +199,11 @@ class GamingMachine:
     def report_code(self, code: int) -> None:
         self.exceptions.report(code)
 
-    def report_bill(self, amount: int) -> None:
-        """A bill of ``amount`` cents accepted: its denomination's exception (real-time event
-        reporting is off), 4F for a denomination without one."""
+    def report_bill(self, amount: int, count: int = 0) -> None:
+        """A bill of ``amount`` cents accepted (``count``: the terminal's meter of that
+        denomination, with it): its denomination's exception (real-time event reporting is
+        off), 4F for a denomination without one."""
+        self.last_bill, self.last_bill_count = amount, count
         self.exceptions.report(BILL_EXCEPTIONS.get(amount, EXCEPTIONS["bill_accepted"]))
 
     def next_exception(self, now: float = 0.0) -> int:
@@ -201,7 +216,11 @@ class GamingMachine:
             self._handpay_at = now
         if first is not None:
             return first
-        if self.handpay and now - self._handpay_at >= HANDPAY_REPEAT_SECONDS:
+        if (
+            self.handpay
+            and not self._handpay_read
+            and now - self._handpay_at >= HANDPAY_REPEAT_SECONDS
+        ):
             self._handpay_at = now
             return EXCEPTIONS["handpay_pending"]
         if self.cashout is not None and not self.cashout.done.done():
@@ -280,13 +299,16 @@ class GamingMachine:
     def _read(self, command: int) -> bytes | None:
         if command == 0x1F:
             return self._machine_id()
-        if command == 0x51:  # number of games implemented: one
-            return self._reply(0x51, bcd(1, 2))
+        if command == 0x48:
+            return self._last_bill()
+        if command == 0x51:  # no multi-game extensions: 0000 (SAS 6.02 §7.6.3)
+            return self._reply(0x51, bcd(0, 2))
         if command in (0xA0, 0xB5):
             raise ValueError("A0 and B5 carry a game number")  # read with their data
         if command == 0x54:
             return self._variable(0x54, SAS_VERSION + self.serial.encode("ascii", "replace")[:40])
         if command == 0x1B:
+            self._handpay_read = bool(self.handpay)  # read: no more 51 every 15 s
             # progressive group 0; level 80: cancelled credits (a cash-out above the voucher
             # limit); partial pay 0; reset ID 01: 94 may reset it to the credit meter
             body = bytes([0x00, 0x80 if self.handpay else 0x00]) + bcd(self.handpay, 5)
@@ -363,10 +385,9 @@ class GamingMachine:
         return self._reply(0x21, signature.to_bytes(2, "little"))
 
     def _game_info(self, command: int, data: bytes) -> bytes | None:
-        """A0 (enabled features) and B5 (extended game information) of game 0 (the machine)
-        or 1 (its one game); another game: no answer."""
-        game = from_bcd(data[:2])
-        if game > 1:
+        """A0 (enabled features) and B5 (extended game information) of game 0 (the machine);
+        another game: no answer (no multi-game extensions, SAS 6.02 §7.6.3)."""
+        if from_bcd(data[:2]) != 0:
             return None
         if command == 0xA0:
             return self._reply(0xA0, data[:2] + FEATURES)
@@ -384,10 +405,13 @@ class GamingMachine:
         )
         return self._variable(0xB5, body)
 
-    async def _real_time(self, data: bytes) -> bytes:
-        """0E: real-time event reporting is not supported. Turning it off is ACKed (it is
-        off); turning it on is NACKed, and events stay one-byte exceptions."""
-        return self._ack() if data[0] == 0x00 else self._nack()
+    def _last_bill(self) -> bytes:
+        """48: the last bill accepted — country code (US), denomination code, and how many
+        bills of it the terminal had accepted then; zeros when none was."""
+        if self.last_bill not in BILL_CODES:
+            return self._reply(0x48, bytes(6))
+        code = bcd(BILL_CODES.index(self.last_bill), 1)
+        return self._reply(0x48, bytes([COUNTRY_US]) + code + bcd(self.last_bill_count, 4))
 
     def set_date_time(self, data: bytes) -> bool:
         """7F (or its global broadcast): the host's local date and time, ``MMDDYYYY HHMMSS``
@@ -588,7 +612,6 @@ async def _redeem_then_free(machine: GamingMachine, data: bytes) -> bytes:
 _HANDLERS: dict[int, Callable[[GamingMachine, bytes], Awaitable[bytes | None]]] = {
     0x01: lambda m, d: m._enable(d, False),
     0x02: lambda m, d: m._enable(d, True),
-    0x0E: GamingMachine._real_time,
     0x21: GamingMachine._rom_signature,
     0x94: GamingMachine._handpay_reset,
     0x57: GamingMachine._pending_cashout,

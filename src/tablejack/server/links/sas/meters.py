@@ -137,8 +137,8 @@ def _variable(address: int, command: int, body: bytes) -> bytes:
 
 
 def _selected(address: int, data: bytes, meters: Mapping[str, Any]) -> bytes | None:
-    if from_bcd(data[:2]) > 1:
-        return None  # one game: 0 (the machine) or 1
+    if from_bcd(data[:2]) != 0:
+        return None  # game 0 (the machine) only: no multi-game extensions (SAS 6.02 §7.6.3)
     body = bytearray(data[:2])
     for code in data[2:]:
         if code in METER_CODES:
@@ -149,7 +149,7 @@ def _selected(address: int, data: bytes, meters: Mapping[str, Any]) -> bytes | N
 
 def _extended(address: int, command: int, data: bytes, meters: Mapping[str, Any]) -> bytes | None:
     codes = data[2:]
-    if from_bcd(data[:2]) > 1 or len(codes) % 2:
+    if from_bcd(data[:2]) != 0 or len(codes) % 2:
         return None
     body = bytearray(data[:2])
     for index in range(0, len(codes), 2):
@@ -176,8 +176,8 @@ def meter_poll(address: int, command: int, data: bytes, meters: Mapping[str, Any
         return _reply(address, command, body)
     if command == 0x20:  # total dollar value of bills
         return _reply(address, 0x20, bcd(meter_value(meters, "bills_in") // 100, 4))
-    if command == 0x2D:  # hand-paid cancelled credits, game 0 or 1
-        if from_bcd(data[:2]) > 1:
+    if command == 0x2D:  # hand-paid cancelled credits, game 0 (no multi-game, SAS §7.6.3)
+        if from_bcd(data[:2]) != 0:
             return None
         return _reply(address, 0x2D, data[:2] + bcd(meter_value(meters, "cancelled_credits"), 4))
     if command == 0x2F:
