@@ -757,3 +757,29 @@ def test_605a5a_polls_and_meter_reads_are_answered_while_the_event_loop_is_busy(
     assert answered < 1.0, answered
     assert answered + disabled_after >= 1.0  # the disable waited for the loop
     assert meters == {0x00: expected["coin_in"], 0x01: expected["coin_out"], 0x05: 1}
+
+
+def test_605a5a_the_hosts_global_date_and_time_sets_every_sas_clock_not_the_floors(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    """SAS 6.02 §7.17: the host's date and time, broadcast to address 00 (type G, unanswered),
+    sets the SAS clock of every machine on the line — read back with 7E, in the floor's time
+    zone — and never the floor's own clock."""
+    client = make_client(backend=backend)
+    zone = client.put(
+        "/api/floor/settings",
+        json={"key": "sas_time_zone", "value": "Europe/Paris"},
+        headers=kit.auth("operator"),
+    )
+    assert zone.is_success, zone.text
+    link = start_link(client, ("EWT-1", 1), ("EWT-2", 2))
+    floor = client.app.state.floor
+    before = floor.now_us()
+    with SasHost(endpoint(link), timeout=ANSWER) as host:
+        host.send(with_crc(bytes.fromhex("007f" + "07041999" + "120000")))
+        host.drain()  # no machine answers a global broadcast
+        for address in (1, 2):
+            reply = host.long_poll(address, 0x7E)
+            assert reply[2:6].hex() == "07041999"
+            assert reply[6:8].hex() in ("1200", "1201")
+    assert floor.now_us() >= before > 1_700_000_000_000_000  # the floor's clock: today's
