@@ -19,6 +19,7 @@ Each bill the validators accept is one of the bills that exist ($1, $2, $5, $10,
 from __future__ import annotations
 
 import json
+import zoneinfo
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,7 +54,18 @@ SETTINGS_LOG = "floor-settings"
 BILLS = (100, 200, 500, 1000, 2000, 5000, 10000)
 """The bills that exist and a validator may accept, in cents ($1, $2, $5, $10, $20, $50,
 $100)."""
-KINDS = ("cents", "seconds", "hour", "days", "bills", "yes-no", "choice", "text", "lifetimes")
+KINDS = (
+    "cents",
+    "seconds",
+    "hour",
+    "days",
+    "bills",
+    "yes-no",
+    "choice",
+    "text",
+    "zone",
+    "lifetimes",
+)
 """The types of a setting; each has its unit, its form field on the operator's page and its
 sentence when refused."""
 
@@ -126,6 +138,8 @@ class SettingSpec:
             return "one of " + ", ".join(repr(c) for c in self.choices)
         if self.kind == "text":
             return f"a text of {self.low} to {self.high} printable characters"
+        if self.kind == "zone":
+            return "a time zone's IANA name (e.g. 'America/New_York')"
         if self.kind == "lifetimes":
             return (
                 f"a role's lifetime in seconds, each between {self.low:,} and {self.high:,} seconds"
@@ -148,6 +162,17 @@ def _bill(cents: int) -> str:
     return f"${cents // 100:,}" if cents % 100 == 0 else format_cents(cents)
 
 
+def _time_zone(name: str) -> bool:
+    """Is ``name`` a time zone the machine knows (an IANA name, e.g. ``America/New_York``)?"""
+    if not 1 <= len(name) <= 64 or not name.isprintable():
+        return False
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
+
+
 def setting_problem(spec: SettingSpec, value: Any) -> str | None:
     """What is wrong with ``value`` for ``spec`` (the end of a sentence), or None."""
     kind = spec.kind
@@ -159,6 +184,8 @@ def setting_problem(spec: SettingSpec, value: Any) -> str | None:
         assert spec.low is not None and spec.high is not None
         fits = isinstance(value, str) and spec.low <= len(value) <= spec.high
         return None if fits and value.isprintable() else f"not {spec.shown(value)}"
+    if kind == "zone":
+        return None if isinstance(value, str) and _time_zone(value) else f"not {spec.shown(value)}"
     if kind == "bills":
         if not isinstance(value, list) or not value:
             return f"not {spec.shown(value)} (a list of at least one bill)"
@@ -269,6 +296,13 @@ SETTINGS: dict[str, SettingSpec] = {
         False,
         "Whether a terminal with a SAS link is locked while its host does not poll it",
         "See the SAS link's documentation.",
+        "PA 605a.5(a)",
+    ),
+    "sas_time_zone": SettingSpec(
+        "zone",
+        "UTC",
+        "The floor's time zone, shown by the SAS clock",
+        "SAS clocks are local: long polls 7E and 7F and the ticket records of 4D.",
         "PA 605a.5(a)",
     ),
     "voucher_expiry_days": SettingSpec(

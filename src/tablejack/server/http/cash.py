@@ -74,10 +74,11 @@ async def bill_in(request: Request, body: BillIn, who: Who) -> dict[str, Any]:
     await need(request, who, "bill_in")
     await signed_in_player(request, who)
     try:
+        await links.refuse_during_handpay(floor, who.terminal or "")
         movement = await vouchers.bill_in(floor.store, body.amount, actor=who.actor())
     except FloorRefusedError as refusal:
         raise floor_refusal(refusal) from None
-    links.notify(floor, who.terminal or "", "bill_accepted")
+    links.notify(floor, who.terminal or "", "bill_accepted", body.amount)
     return booked(floor, movement)
 
 
