@@ -47,6 +47,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "sas_link_required": False,
     "voucher_expiry_days": 0,
     "casino_name": "tablejack",
+    "validator_per_minute": 20,
 }
 """The operator's floor settings and their defaults: the largest voucher a terminal issues
 ($10,000.00), the largest hand pay an attendant makes without a supervisor ($1,200.00), the
@@ -60,7 +61,9 @@ how long the credentials of a role live (``token_lifetimes``: role → seconds, 
 whether a terminal with a SAS link is locked while its host does not poll it
 (``sas_link_required``; docs/sas.md);
 how many days a voucher may be redeemed (``voucher_expiry_days``, 0: it does not expire) and the
-casino's name printed on it (``casino_name``)."""
+casino's name printed on it (``casino_name``); how many bills and vouchers a terminal's
+validator may report in any 60 seconds (``validator_per_minute``, 1–120;
+:mod:`tablejack.store.validator`)."""
 
 
 class FloorRefusedError(StoreError):
@@ -98,6 +101,8 @@ def valid_setting(key: str, value: Any) -> bool:
         return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 23
     if key == "voucher_expiry_days":  # 0: a voucher does not expire
         return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 3650
+    if key == "validator_per_minute":  # PA 605a.5(c): bills and vouchers a minute
+        return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 120
     if key == "casino_name":  # printed on every voucher
         return isinstance(value, str) and 1 <= len(value) <= 64 and value.isprintable()
     if key == "license_rounding":
