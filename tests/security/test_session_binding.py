@@ -86,7 +86,13 @@ def test_605a4d_a_session_ends_with_its_terminals_key_and_registration(
     assert paid.status_code == 200, paid.text  # the voucher cashed out before stays good
     if change == "key_replaced":  # the terminal with its new key signs players in again
         fresh = session_at(floor, NEW, new_key)
-        billed = insert(floor.client, "/api/floor/bill-in", json={"amount": 100}, headers=fresh)
+        billed = insert(
+            floor.client,
+            "/api/floor/bill-in",
+            json={"amount": 100},
+            headers=fresh,
+            terminal_key=new_key,
+        )
         assert billed.status_code == 200, billed.text
         old = floor.client.post(
             "/api/session", json={"token": TOKENS["ann"], "terminal": NEW, "terminal_key": key}
@@ -119,7 +125,13 @@ def test_605a4d_a_session_outlives_a_move_of_its_terminal(floor: Floorkit) -> No
     """Not everything ends a session: moving the terminal to another position keeps its key."""
     session = floor.session("ann", "EWT-3")
     register(floor, "EWT-3", position=3)
-    billed = insert(floor.client, "/api/floor/bill-in", json={"amount": 100}, headers=session)
+    billed = insert(
+        floor.client,
+        "/api/floor/bill-in",
+        json={"amount": 100},
+        headers=session,
+        terminal_key=TERMINALS["EWT-3"],
+    )
     assert billed.status_code == 200, billed.text
 
 
