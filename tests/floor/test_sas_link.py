@@ -538,14 +538,24 @@ def test_605a5a_serve_demo_with_a_sas_terminal_end_to_end(tmp_path: Any) -> None
                 assert host.machine_id(1)["game_id"] == "TJ"
                 assert host.meters(1, [0x0B])[0x0B] == floor("bills_in") == 0
             cat = session("cat")
-            assert insert(client, "/api/floor/bill-in", json={"amount": 2000}, headers=cat)
+            key = "demo-key-A1-EWT1"
+            billed = insert(
+                client, "/api/floor/bill-in", json={"amount": 2000}, headers=cat, terminal_key=key
+            )
+            assert billed.status_code == 200, billed.text
             with TitoHost(where, addresses=(1,)) as tito:
                 out = client.post("/api/floor/cash-out", json={"amount": 1500}, headers=cat)
                 assert out.status_code == 200, out.text
                 code = out.json()["validation_code"]
                 assert tito.tickets == {code: 1500}
                 dan = session("dan")
-                redeemed = insert(client, "/api/floor/voucher-in", json={"code": code}, headers=dan)
+                redeemed = insert(
+                    client,
+                    "/api/floor/voucher-in",
+                    json={"code": code},
+                    headers=dan,
+                    terminal_key=key,
+                )
                 assert redeemed.status_code == 200, redeemed.text
                 assert redeemed.json()["amount"] == 1500
             with SasHost(where, timeout=10.0) as host:
