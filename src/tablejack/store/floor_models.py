@@ -143,8 +143,8 @@ class ValidatorKey(Base):
 
     __tablename__ = "validator_keys"
     terminal: Mapped[str] = mapped_column(String(64), primary_key=True)
+    public_key: Mapped[str] = mapped_column(String(64), primary_key=True)
     device: Mapped[str] = mapped_column(String(32))
-    public_key: Mapped[str] = mapped_column(String(64))
     registered_us: Mapped[int] = mapped_column(BigInteger)
 
 

@@ -2,9 +2,9 @@
 validator, proven by its controller, reported once.
 
 * **The controller's key.** A terminal's bill validator controller holds an Ed25519 private key;
-  its public key is registered once per terminal key generation, proven by the terminal's
-  device credential (``validator_keys``, :func:`register_key`). A new terminal key (the
-  operator's) ends it: the controller registers again.
+  its public key is registered with the terminal's device credential (``validator_keys``,
+  :func:`register_key`), bound to that key generation: a new terminal key (the operator's) ends
+  every key registered with the old one, and the controller registers again.
 * **The proof.** Every bill or voucher carries the validator's event id (unique at that
   terminal) and the controller's signature of :func:`message` — the terminal, the event id, the
   kind (``bill`` or ``voucher``) and the amount in cents or the voucher's code — checked by
@@ -48,12 +48,11 @@ __all__ = [
     "PROOF_RULE",
     "RATE_RULE",
     "Claim",
-    "ValidatorKey",
     "answer_of",
     "claim",
     "controller_key",
     "first",
-    "key_of",
+    "keys_of",
     "message",
     "proof_holds",
     "public_key_text",
@@ -120,40 +119,20 @@ def proof_holds(
     return True
 
 
-@dataclass(frozen=True, slots=True)
-class ValidatorKey:
-    """A terminal's registered controller key and the device credential it was proven with."""
-
-    terminal: str
-    device: str
-    public_key: str
-    registered_us: int
-
-
-async def key_of(store: Store, terminal: str) -> ValidatorKey | None:
-    """The controller key registered for ``terminal``, or None."""
-    async with store.engine.connect() as connection:
-        row = (
-            (
-                await connection.execute(
-                    select(VALIDATOR_KEYS).where(VALIDATOR_KEYS.c.terminal == terminal)
-                )
-            )
-            .mappings()
-            .first()
-        )
-    if row is None:
-        return None
-    return ValidatorKey(
-        str(row["terminal"]), str(row["device"]), str(row["public_key"]), int(row["registered_us"])
+async def keys_of(store: Store, terminal: str, device: str) -> list[str]:
+    """The controller keys registered for ``terminal`` with its device credential ``device``
+    (public keys, base64; those registered with an older terminal key are not among them)."""
+    statement = select(VALIDATOR_KEYS.c.public_key).where(
+        (VALIDATOR_KEYS.c.terminal == terminal) & (VALIDATOR_KEYS.c.device == device)
     )
+    async with store.engine.connect() as connection:
+        return [str(row[0]) for row in (await connection.execute(statement)).all()]
 
 
 async def register_key(store: Store, terminal: str, device: str, public_key: str) -> bool:
-    """Register ``public_key`` (base64 of 32 bytes) as ``terminal``'s controller key, proven
-    with the device credential ``device``; True when it is new. Once per terminal key
-    generation: the same key again is a no-op, another key under the same device credential is
-    refused (a new terminal key, from the operator, lets a new controller register)."""
+    """Register ``public_key`` (base64 of 32 bytes) as a controller key of ``terminal``, proven
+    with the device credential ``device``; True when it is new (the same key again, with the
+    same terminal key, is a no-op)."""
     try:
         raw = base64.b64decode(public_key, validate=True)
         Ed25519PublicKey.from_public_bytes(raw)
@@ -164,30 +143,27 @@ async def register_key(store: Store, terminal: str, device: str, public_key: str
             PROOF_RULE,
         ) from None
     async with store.transaction() as connection:
-        found = (
-            (
-                await connection.execute(
-                    select(VALIDATOR_KEYS).where(VALIDATOR_KEYS.c.terminal == terminal)
-                )
+        found = await connection.scalar(
+            select(VALIDATOR_KEYS.c.device).where(
+                (VALIDATOR_KEYS.c.terminal == terminal)
+                & (VALIDATOR_KEYS.c.public_key == public_key)
             )
-            .mappings()
-            .first()
         )
-        if found is not None and found["device"] == device:
-            if found["public_key"] == public_key:
-                return False
-            raise FloorRefusedError(
-                "validator_key",
-                f"Terminal {terminal}'s validator is registered already with this terminal key; "
-                "another controller registers after the operator issues a new terminal key.",
-                PROOF_RULE,
-            )
-        values = {"device": device, "public_key": public_key, "registered_us": now_us()}
+        if found == device:
+            return False
+        values = {"device": device, "registered_us": now_us()}
         if found is None:
-            await connection.execute(VALIDATOR_KEYS.insert().values(terminal=terminal, **values))
-        else:  # the terminal's key was replaced: the new generation registers its controller
             await connection.execute(
-                update(VALIDATOR_KEYS).where(VALIDATOR_KEYS.c.terminal == terminal).values(**values)
+                VALIDATOR_KEYS.insert().values(terminal=terminal, public_key=public_key, **values)
+            )
+        else:  # registered with an older terminal key: bound to the new one
+            await connection.execute(
+                update(VALIDATOR_KEYS)
+                .where(
+                    (VALIDATOR_KEYS.c.terminal == terminal)
+                    & (VALIDATOR_KEYS.c.public_key == public_key)
+                )
+                .values(**values)
             )
     return True
 

@@ -105,8 +105,8 @@ router = APIRouter()
 @router.post("/api/floor/validator")
 async def register_validator(request: Request, body: ValidatorKeyBody) -> dict[str, Any]:
     """A terminal's bill validator controller registers its Ed25519 public key, proven by the
-    terminal's device credential; once per terminal key (the same key again: no change;
-    another: refused until the operator issues a new terminal key)."""
+    terminal's device credential and bound to it (a new terminal key ends it; the same key
+    again: no change); every registration is audited."""
     floor = floor_of(request)
     key = body.terminal_key or request.cookies.get(DEVICE_COOKIE)
     terminal = body.terminal
@@ -154,10 +154,10 @@ async def validator_event(
     floor = floor_of(request)
     store = floor.store
     terminal = who.terminal
-    registered = await validator.key_of(store, terminal)
     session = await creds.credential_by_id(store, who.credential)
     device = None if session is None else session.device
-    if registered is None or device is None or registered.device != device:
+    registered = [] if device is None else await validator.keys_of(store, terminal, device)
+    if not registered:
         raise await refuse(
             request,
             who,
@@ -166,7 +166,9 @@ async def validator_event(
             "this session was opened with (POST /api/floor/validator); nothing was moved.",
             PROOF_RULE,
         )
-    if not validator.proof_holds(registered.public_key, terminal, event, kind, value, proof):
+    if not any(
+        validator.proof_holds(key, terminal, event, kind, value, proof) for key in registered
+    ):
         raise await refuse(
             request,
             who,

@@ -22,10 +22,10 @@ def upgrade() -> None:
     op.create_table(
         "validator_keys",
         sa.Column("terminal", sa.String(64), nullable=False),
-        sa.Column("device", sa.String(32), nullable=False),
         sa.Column("public_key", sa.String(64), nullable=False),
+        sa.Column("device", sa.String(32), nullable=False),
         sa.Column("registered_us", sa.BigInteger(), nullable=False),
-        sa.PrimaryKeyConstraint("terminal", name="pk_validator_keys"),
+        sa.PrimaryKeyConstraint("terminal", "public_key", name="pk_validator_keys"),
     )
     op.create_table(
         "validator_events",
