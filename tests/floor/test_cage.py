@@ -15,6 +15,7 @@ from tablejack.store.cage import cage_report, voucher_by_code
 from tablejack.store.policy import Actor, Role
 from tablejack.store.settings import set_floor_setting
 from tablejack.store.vouchers import FloorRefusedError, bill_in, cash_out, pay_voucher
+from tests.support.floor import insert
 from tests.support.store import Backend
 
 CASHIER = Actor(Role.CASHIER, "cleo")
@@ -24,7 +25,8 @@ def cashed_out(client: Any, kit: Any, amount: int = 5000) -> tuple[dict[str, str
     """cat's session at EWT-1 after a bill in and a cash-out of ``amount``; the code."""
     cat = kit.session(client, "cat", "EWT-1", "A1")
     assert (
-        client.post("/api/floor/bill-in", json={"amount": 10_000}, headers=cat).status_code == 200
+        insert(client, "/api/floor/bill-in", json={"amount": 10_000}, headers=cat).status_code
+        == 200
     )
     out = client.post("/api/floor/cash-out", json={"amount": amount}, headers=cat).json()
     return cat, str(out["validation_code"])
@@ -211,10 +213,12 @@ def test_605a5c_the_cage_sells_a_voucher_for_cash_that_a_terminal_redeems_once(
     assert report["kinds"]["voucher_sold"] == {"count": 1, "total": 2500}
     assert report["cash_in"] == report["kinds"]["fund"]["total"] + 2500
     cat = kit.session(client, "cat", "EWT-1", "A1")
-    before = client.post("/api/floor/bill-in", json={"amount": 1000}, headers=cat).json()["balance"]
-    redeemed = client.post("/api/floor/voucher-in", json={"code": code}, headers=cat)
+    before = insert(client, "/api/floor/bill-in", json={"amount": 1000}, headers=cat).json()[
+        "balance"
+    ]
+    redeemed = insert(client, "/api/floor/voucher-in", json={"code": code}, headers=cat)
     assert (redeemed.status_code, redeemed.json()["balance"]) == (200, before + 2500)
-    again = client.post("/api/floor/voucher-in", json={"code": code}, headers=cat)
+    again = insert(client, "/api/floor/voucher-in", json={"code": code}, headers=cat)
     assert (again.status_code, again.json()["detail"]["code"]) == (409, "redeemed")
     assert client.get("/api/verify-log", headers=kit.auth("super")).json()["ok"] is True
 

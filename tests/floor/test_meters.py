@@ -18,6 +18,7 @@ from tablejack.store.meters_report import (
     snapshots,
     win_report,
 )
+from tests.support.floor import insert
 from tests.support.store import Backend
 
 DAY_US = 24 * 3600 * 1_000_000
@@ -30,10 +31,10 @@ def floor_activity(client: Any, kit: Any) -> None:
     kit.play_round(client)  # registers EWT-1 and EWT-2 at A1
     cat = kit.session(client, "cat", "EWT-2", "A1")
     ann = kit.session(client, "ann", "EWT-1", "A1")
-    assert client.post("/api/floor/bill-in", json={"amount": 10_000}, headers=cat).is_success
+    assert insert(client, "/api/floor/bill-in", json={"amount": 10_000}, headers=cat).is_success
     out = client.post("/api/floor/cash-out", json={"amount": 3000}, headers=cat)
     code = out.json()["validation_code"]
-    assert client.post("/api/floor/voucher-in", json={"code": code}, headers=ann).is_success
+    assert insert(client, "/api/floor/voucher-in", json={"code": code}, headers=ann).is_success
     for account, terminal, amount, kind in (
         ("ann", "EWT-1", 5000, "jackpot"),
         ("bob", "EWT-2", 2000, "cancelled_credit"),
@@ -186,7 +187,7 @@ def test_605a4d_only_a_supervisor_clears_meters_and_the_readings_are_kept(
     assert counters(after["table"]["A1"]) == TABLE_A1  # another scope: untouched
     # activity after the clear shows from zero
     ann = kit.session(client, "ann", "EWT-1", "A1")
-    assert client.post("/api/floor/bill-in", json={"amount": 2000}, headers=ann).is_success
+    assert insert(client, "/api/floor/bill-in", json={"amount": 2000}, headers=ann).is_success
     again = client.get("/api/floor/meters", headers=kit.auth("super")).json()["terminal"]["EWT-1"]
     assert (again["bills_in"], again["vouchers_in"], again["lifetime"]["bills_in"]) == (
         2000,

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from tablejack.store import links, meters_report
 from tablejack.store.meters_running import RunningMeters
+from tests.support.floor import insert
 from tests.support.store import Backend
 
 TERMINALS = ("EWT-1", "EWT-2", "EWT-3")
@@ -54,16 +55,16 @@ def run(client: Any, kit: Any, step: tuple[str, str, Any]) -> None:
             play(client, kit, terminal, other)
     elif kind == "bill":
         cat = kit.session(client, "cat", terminal, "A1")
-        answer = client.post("/api/floor/bill-in", json={"amount": other}, headers=cat)
+        answer = insert(client, "/api/floor/bill-in", json={"amount": other}, headers=cat)
         assert answer.is_success, answer.text
     elif kind == "voucher":
         cat = kit.session(client, "cat", terminal, "A1")
-        client.post("/api/floor/bill-in", json={"amount": 2000}, headers=cat)
+        insert(client, "/api/floor/bill-in", json={"amount": 2000}, headers=cat)
         out = client.post("/api/floor/cash-out", json={"amount": 1500}, headers=cat)
         assert out.is_success, out.text
         ann = kit.session(client, "ann", other, "A1")
         code = out.json()["validation_code"]
-        redeemed = client.post("/api/floor/voucher-in", json={"code": code}, headers=ann)
+        redeemed = insert(client, "/api/floor/voucher-in", json={"code": code}, headers=ann)
         assert redeemed.is_success, redeemed.text
     elif kind == "hand_pay":
         paid = kit.post(
@@ -146,7 +147,7 @@ def test_605a5d_ledger_ids_skipped_over_are_folded_when_they_appear(
     last = running.last_id
     cat = kit.session(client, "cat", "EWT-2", "A1")
     for amount in (100, 500, 2000):  # one ledger row each: last + 1 … last + 3
-        assert client.post("/api/floor/bill-in", json={"amount": amount}, headers=cat).is_success
+        assert insert(client, "/api/floor/bill-in", json={"amount": amount}, headers=cat).is_success
     # as if the read before had seen last + 2 while last + 1 and last + 2 were not yet visible
     running.last_id = last + 2
     running.gaps = {last + 1: time.monotonic(), last + 2: time.monotonic()}

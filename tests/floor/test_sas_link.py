@@ -16,6 +16,7 @@ from tablejack.server.links.sas.framing import bcd, crc16, from_bcd, with_crc
 from tablejack.server.links.sas.link import SasLink, SasTerminal
 from tablejack.server.links.sas.machine import METER_CODES
 from tablejack.server.links.sas.poll import SasHost
+from tests.support.floor import insert
 from tests.support.store import Backend
 
 ANSWER = 10.0
@@ -50,7 +51,7 @@ def activity(client: Any, kit: Any) -> None:
     kit.play_round(client)
     cat = kit.session(client, "cat", "EWT-2", "A1")
     for amount in (10_000, 2000):
-        assert client.post("/api/floor/bill-in", json={"amount": amount}, headers=cat).is_success
+        assert insert(client, "/api/floor/bill-in", json={"amount": amount}, headers=cat).is_success
     assert client.post("/api/floor/cash-out", json={"amount": 3000}, headers=cat).is_success
     paid = kit.post(
         client,
@@ -241,7 +242,7 @@ def test_605a5c_voucher_validated_by_the_host_redeemed_at_another_terminal_once(
     cat = kit.session(client, "cat", "EWT-1", "A1")
     ann = kit.session(client, "ann", "EWT-2", "A1")
     bob = kit.session(client, "bob", "EWT-1", "A1")
-    assert client.post("/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
+    assert insert(client, "/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
     with TitoHost(endpoint(link)) as host:
         out = client.post("/api/floor/cash-out", json={"amount": 3000}, headers=cat)
         assert out.is_success, out.text
@@ -257,16 +258,16 @@ def test_605a5c_voucher_validated_by_the_host_redeemed_at_another_terminal_once(
         assert from_bcd(host.printed[0][11:19]) == int(code[2:])
         assert from_bcd(host.printed[0][19:24]) == 3000
         before = kit.balance(client, "ann")
-        redeemed = client.post("/api/floor/voucher-in", json={"code": code}, headers=ann)
+        redeemed = insert(client, "/api/floor/voucher-in", json={"code": code}, headers=ann)
         assert redeemed.is_success, redeemed.text
         assert kit.balance(client, "ann") == before + 3000
         kit.eventually(lambda: host.statuses)
         assert host.statuses == [0x00]  # ticket redeemed
-        again = client.post("/api/floor/voucher-in", json={"code": code}, headers=bob)
+        again = insert(client, "/api/floor/voucher-in", json={"code": code}, headers=bob)
         assert again.status_code == 409 and again.json()["detail"]["code"] == "host"
         assert kit.balance(client, "bob") == kit.credit
-        forged = client.post(
-            "/api/floor/voucher-in", json={"code": "019999999999999999"}, headers=bob
+        forged = insert(
+            client, "/api/floor/voucher-in", json={"code": "019999999999999999"}, headers=bob
         )
         assert forged.status_code == 409
     audit = client.get("/api/audit", headers=kit.auth("super")).json()
@@ -280,14 +281,14 @@ def test_605a5c_a_host_that_would_pay_twice_is_refused_by_the_ledger(
     link = start_link(client, ("EWT-1", 1), ("EWT-2", 2))
     cat = kit.session(client, "cat", "EWT-1", "A1")
     ann = kit.session(client, "ann", "EWT-2", "A1")
-    assert client.post("/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
+    assert insert(client, "/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
     with TitoHost(endpoint(link), approve_always=True) as host:
         code = client.post("/api/floor/cash-out", json={"amount": 2000}, headers=cat).json()[
             "validation_code"
         ]
         before = kit.balance(client, "ann")
-        assert client.post("/api/floor/voucher-in", json={"code": code}, headers=ann).is_success
-        second = client.post("/api/floor/voucher-in", json={"code": code}, headers=ann)
+        assert insert(client, "/api/floor/voucher-in", json={"code": code}, headers=ann).is_success
+        second = insert(client, "/api/floor/voucher-in", json={"code": code}, headers=ann)
         assert second.status_code == 409 and second.json()["detail"]["code"] == "redeemed"
         assert kit.balance(client, "ann") == before + 2000
         kit.eventually(lambda: len(host.statuses) == 2)
@@ -300,7 +301,7 @@ def test_605a5c_no_host_polling_means_no_cash_out_and_nothing_moves(
     client = make_client(backend=backend)
     start_link(client, ("EWT-1", 1), host_seconds=0.3)
     cat = kit.session(client, "cat", "EWT-1", "A1")
-    assert client.post("/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
+    assert insert(client, "/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
     refused = client.post("/api/floor/cash-out", json={"amount": 2000}, headers=cat)
     assert refused.status_code == 409 and refused.json()["detail"]["code"] == "host"
     assert kit.balance(client, "cat") == 5000
@@ -318,7 +319,7 @@ def test_605a5d_handpay_pending_until_the_cage_pays_it(
     )
     assert set_limit.is_success, set_limit.text
     cat = kit.session(client, "cat", "EWT-1", "A1")
-    assert client.post("/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
+    assert insert(client, "/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
     with SasHost(endpoint(link), timeout=ANSWER) as host:
         assert kit.eventually(lambda: [e for e in host.events(1) if e == 0x4B]) == [0x4B]
         refused = client.post("/api/floor/cash-out", json={"amount": 2000}, headers=cat)
@@ -363,7 +364,7 @@ def test_605a5d_a_handpay_is_a_lock_up_that_the_hosts_reset_lifts(
         headers=kit.auth("operator"),
     ).is_success
     cat = kit.session(client, "cat", "EWT-1", "A1")
-    assert client.post("/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
+    assert kit.insert(client, "/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
     refused = client.post("/api/floor/cash-out", json={"amount": 2000}, headers=cat)
     assert refused.json()["detail"]["code"] == "handpay"
     assert tilt_codes(client, kit, "EWT-1") == ["handpay_pending"]
@@ -428,7 +429,7 @@ def test_605a5d_a_bills_exception_comes_after_its_meter_moved(
     with SasHost(endpoint(link), timeout=ANSWER) as host:
         assert host.meters(1, [0x0B])[0x0B] == 0
         for amount, code, total in ((100, 0x47, 100), (2000, 0x4A, 2100), (10_000, 0x4C, 12_100)):
-            assert client.post("/api/floor/bill-in", json={"amount": amount}, headers=cat)
+            assert kit.insert(client, "/api/floor/bill-in", json={"amount": amount}, headers=cat)
             seen = kit.eventually(lambda: [e for e in host.events(1) if e in (0x47, 0x4A, 0x4C)])
             assert seen == [code]
             assert host.meters(1, [0x0B])[0x0B] == total  # read at once on the event
@@ -598,7 +599,7 @@ def test_605a5c_a_host_giving_one_validation_number_twice_is_refused(
     client = make_client(backend=backend)
     link = start_link(client, ("EWT-1", 1))
     cat = kit.session(client, "cat", "EWT-1", "A1")
-    assert client.post("/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
+    assert insert(client, "/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
     with TitoHost(endpoint(link), addresses=(1,)) as host:
         first = client.post("/api/floor/cash-out", json={"amount": 1000}, headers=cat)
         assert first.is_success, first.text
@@ -660,14 +661,24 @@ def test_605a5a_serve_demo_with_a_sas_terminal_end_to_end(tmp_path: Any) -> None
                 assert host.machine_id(1)["game_id"] == "TJ"
                 assert host.meters(1, [0x0B])[0x0B] == floor("bills_in") == 0
             cat = session("cat")
-            assert client.post("/api/floor/bill-in", json={"amount": 2000}, headers=cat)
+            key = "demo-key-A1-EWT1"
+            billed = insert(
+                client, "/api/floor/bill-in", json={"amount": 2000}, headers=cat, terminal_key=key
+            )
+            assert billed.status_code == 200, billed.text
             with TitoHost(where, addresses=(1,)) as tito:
                 out = client.post("/api/floor/cash-out", json={"amount": 1500}, headers=cat)
                 assert out.status_code == 200, out.text
                 code = out.json()["validation_code"]
                 assert tito.tickets == {code: 1500}
                 dan = session("dan")
-                redeemed = client.post("/api/floor/voucher-in", json={"code": code}, headers=dan)
+                redeemed = insert(
+                    client,
+                    "/api/floor/voucher-in",
+                    json={"code": code},
+                    headers=dan,
+                    terminal_key=key,
+                )
                 assert redeemed.status_code == 200, redeemed.text
                 assert redeemed.json()["amount"] == 1500
             with SasHost(where, timeout=10.0) as host:
@@ -695,15 +706,15 @@ def test_605a5c_a_rogue_host_cannot_pay_a_floor_voucher_or_another_amount(
     client = make_client(backend=backend)
     link = start_link(client, ("EWT-1", 1))
     cat = kit.session(client, "cat", "EWT-3", "A1")  # EWT-3: no SAS link, the floor's vouchers
-    assert client.post("/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
+    assert insert(client, "/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
     own = client.post("/api/floor/cash-out", json={"amount": 2000}, headers=cat).json()
     record = client.get(f"/api/floor/vouchers/{own['voucher_number']}", headers=kit.auth("super"))
     assert record.json()["validated_by"] is None
     ann = kit.session(client, "ann", "EWT-1", "A1")
     with TitoHost(endpoint(link), addresses=(1,)) as host:
         host.override = 2000  # approves whatever is inserted
-        floor_voucher = client.post(
-            "/api/floor/voucher-in", json={"code": own["validation_code"]}, headers=ann
+        floor_voucher = insert(
+            client, "/api/floor/voucher-in", json={"code": own["validation_code"]}, headers=ann
         )
         assert floor_voucher.status_code == 409
         assert floor_voucher.json()["detail"]["code"] == "forged"
@@ -714,12 +725,14 @@ def test_605a5c_a_rogue_host_cannot_pay_a_floor_voucher_or_another_amount(
         ]
         ann = kit.session(client, "ann", "EWT-1", "A1")
         host.override = 9000  # approves the host's own ticket for more than it is worth
-        more = client.post("/api/floor/voucher-in", json={"code": code}, headers=ann)
+        more = insert(client, "/api/floor/voucher-in", json={"code": code}, headers=ann)
         assert more.status_code == 409 and more.json()["detail"]["code"] == "forged"
     assert kit.balance(client, "ann") == kit.credit
     # the floor's voucher still pays once at a terminal without a host
     cat = kit.session(client, "cat", "EWT-3", "A1")
-    paid = client.post("/api/floor/voucher-in", json={"code": own["validation_code"]}, headers=cat)
+    paid = insert(
+        client, "/api/floor/voucher-in", json={"code": own["validation_code"]}, headers=cat
+    )
     assert paid.is_success, paid.text
 
 

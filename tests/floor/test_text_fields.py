@@ -115,7 +115,12 @@ def test_a_control_character_in_a_path_or_query_is_refused_with_422_before_the_d
             {"scope": "floor", "scope_id": "x", "reason": "a\nb"},
             "reason",
         ),
-        ("/api/floor/voucher-in", "ann", {"code": "12\x00"}, "code"),
+        (
+            "/api/floor/voucher-in",
+            "ann",
+            {"code": "12\x00", "event": "ev-1", "proof": "A" * 86 + "=="},
+            "code",
+        ),
     ],
 )
 def test_a_control_character_in_a_text_field_is_refused_with_422_naming_the_rule(

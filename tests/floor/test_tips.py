@@ -16,6 +16,7 @@ from tablejack.store.policy import Actor, Role
 from tablejack.store.protections import lock_terminal, self_exclude, set_limits, usage
 from tablejack.store.tips import give_tip, tip_report
 from tablejack.store.vouchers import FloorRefusedError, register_terminal, set_floor_setting
+from tests.support.floor import insert
 from tests.support.store import Backend
 
 DAY_US = 24 * 3600 * 1_000_000
@@ -185,7 +186,9 @@ def test_605a2d_a_tip_above_the_balance_is_refused(
     client = make_client(backend=backend)
     setting(client, kit, "tips_enabled", True)
     cat = kit.session(client, "cat", "EWT-3", "A1")
-    assert client.post("/api/floor/bill-in", json={"amount": 500}, headers=cat).status_code == 200
+    assert (
+        insert(client, "/api/floor/bill-in", json={"amount": 500}, headers=cat).status_code == 200
+    )
     refused = tip(client, kit, "cat", 600, terminal="EWT-3")
     assert refused.status_code == 409
     assert refused.json()["detail"]["code"] == "balance"

@@ -21,13 +21,17 @@ from tablejack.store.vouchers import (
     pay_voucher,
     redeem_voucher,
 )
+from tests.support.floor import insert
 from tests.support.store import Backend
 
 CASHIER = Actor(Role.CASHIER, "cleo")
 
 
 def at(client: Any, headers: dict[str, str], path: str, **body: Any) -> Any:
-    """POST ``body`` with a player's session at a terminal (``kit.session``)."""
+    """POST ``body`` with a player's session at a terminal (``kit.session``); a bill or a
+    voucher as the terminal's validator reports it (``kit.insert``)."""
+    if path.endswith(("/bill-in", "/voucher-in")):
+        return insert(client, path, json=body, headers=headers)
     return client.post(path, json=body, headers=headers)
 
 
@@ -49,7 +53,9 @@ def test_605a5c_bill_in_voucher_out_and_a_voucher_redeemed_once_anywhere(
     client = make_client([kit.stacked_table("A1"), kit.stacked_table("B2")], backend=backend)
     cat = kit.session(client, "cat", "EWT-1", "A1")
     # the bill validator of the terminal cat is signed in at reports the bill, not a dealer
-    by_dealer = kit.post(client, "/api/floor/bill-in", "dealer", amount=10_000)
+    by_dealer = insert(
+        client, "/api/floor/bill-in", json={"amount": 10_000}, headers=kit.auth("dealer")
+    )
     assert by_dealer.status_code == 403
     assert (by_dealer.json()["detail"]["code"], by_dealer.json()["detail"]["rule"]) == (
         "role",
@@ -147,14 +153,16 @@ def test_605a2d_a_player_credits_only_bills_at_his_terminal_and_touches_no_other
 ) -> None:
     client = make_client()
     # a player's own token, not a session at a terminal: no bill-in, no cash-out
-    own = kit.post(client, "/api/floor/bill-in", "cat", amount=10_000)
+    own = insert(client, "/api/floor/bill-in", json={"amount": 10_000}, headers=kit.auth("cat"))
     assert (own.status_code, own.json()["detail"]["code"]) == (403, "terminal")
     plain = kit.post(client, "/api/floor/cash-out", "ann")
     assert (plain.status_code, plain.json()["detail"]["code"]) == (403, "terminal")
     # nor credit sold to himself at the cage, nor a bill reported for him by a dealer
     sold = kit.post(client, "/api/cage/credit", "cat", account="cat", amount=10_000)
     assert (sold.status_code, sold.json()["detail"]["rule"]) == (403, "role: cashier")
-    by_dealer = kit.post(client, "/api/floor/bill-in", "dealer", amount=10_000)
+    by_dealer = insert(
+        client, "/api/floor/bill-in", json={"amount": 10_000}, headers=kit.auth("dealer")
+    )
     assert (by_dealer.status_code, by_dealer.json()["detail"]["code"]) == (403, "role")
     cat = kit.session(client, "cat", "EWT-1", "A1")
     odd_bill = at(client, cat, "/api/floor/bill-in", amount=300)

@@ -29,12 +29,13 @@ def test_605a5c_a_wager_and_a_bill_during_a_handpay_pending_are_refused(
         )
         assert limit.is_success, limit.text
         cat = kit.session(client, "cat", "EWT-1", "A1")
-        assert client.post("/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
+        bill_in = kit.insert(client, "/api/floor/bill-in", json={"amount": 5000}, headers=cat)
+        assert bill_in.is_success, bill_in.text
         handpay = client.post("/api/floor/cash-out", json={"amount": 2000}, headers=cat)
         assert handpay.status_code == 409 and handpay.json()["detail"]["code"] == "handpay"
         ledger_before = kit.balance(client, "cat")
 
-        bill = client.post("/api/floor/bill-in", json={"amount": 10_000}, headers=cat)
+        bill = kit.insert(client, "/api/floor/bill-in", json={"amount": 10_000}, headers=cat)
         assert bill.status_code == 409, bill.text
         assert bill.json()["detail"]["code"] == "tilt"
         assert "handpay_pending" in bill.json()["detail"]["message"]
@@ -67,7 +68,7 @@ def test_605a5c_a_wager_and_a_bill_during_a_handpay_pending_are_refused(
             return [t["code"] for t in tilts.get("EWT-1", [])]
 
         assert kit.eventually(lambda: codes() == [])
-        again = client.post("/api/floor/bill-in", json={"amount": 100}, headers=cat)
+        again = kit.insert(client, "/api/floor/bill-in", json={"amount": 100}, headers=cat)
         assert again.is_success, again.text
     finally:
         client.portal.call(link.stop)

@@ -22,7 +22,7 @@ from tablejack.server.support import auth as auth_module
 from tablejack.store import Store
 from tablejack.store.policy import Actor, Role
 from tablejack.store.vouchers import register_terminal
-from tests.support.floor import TOKENS, auth
+from tests.support.floor import TOKENS, auth, insert
 
 from .conftest import TERMINALS, Floorkit, Socketkit
 
@@ -69,11 +69,13 @@ def test_605a4d_a_session_ends_with_its_terminals_key_and_registration(
         register(floor, status="retired")
     balances, rows = floor.balances(), floor.ledger_rows()
     for _ in range(5):
-        billed = floor.client.post("/api/floor/bill-in", json={"amount": 10000}, headers=session)
+        billed = insert(floor.client, "/api/floor/bill-in", json={"amount": 10000}, headers=session)
         assert billed.status_code == 401, billed.text
     cash_out = floor.client.post("/api/floor/cash-out", json={"amount": 500}, headers=session)
     assert cash_out.status_code == 401, cash_out.text
-    redeemed = floor.client.post("/api/floor/voucher-in", json={"code": voucher}, headers=session)
+    redeemed = insert(
+        floor.client, "/api/floor/voucher-in", json={"code": voucher}, headers=session
+    )
     assert redeemed.status_code == 401, redeemed.text
     me = floor.client.get("/api/me", headers=session)
     assert me.status_code == 401, me.text
@@ -84,7 +86,13 @@ def test_605a4d_a_session_ends_with_its_terminals_key_and_registration(
     assert paid.status_code == 200, paid.text  # the voucher cashed out before stays good
     if change == "key_replaced":  # the terminal with its new key signs players in again
         fresh = session_at(floor, NEW, new_key)
-        billed = floor.client.post("/api/floor/bill-in", json={"amount": 100}, headers=fresh)
+        billed = insert(
+            floor.client,
+            "/api/floor/bill-in",
+            json={"amount": 100},
+            headers=fresh,
+            terminal_key=new_key,
+        )
         assert billed.status_code == 200, billed.text
         old = floor.client.post(
             "/api/session", json={"token": TOKENS["ann"], "terminal": NEW, "terminal_key": key}
@@ -109,7 +117,7 @@ def test_605a4d_a_session_ends_when_its_terminal_is_retired_behind_the_server(
 
     floor.run(retire)
     assert floor.client.get("/api/me", headers=session).status_code == 401
-    billed = floor.client.post("/api/floor/bill-in", json={"amount": 100}, headers=session)
+    billed = insert(floor.client, "/api/floor/bill-in", json={"amount": 100}, headers=session)
     assert billed.status_code == 401
 
 
@@ -117,7 +125,13 @@ def test_605a4d_a_session_outlives_a_move_of_its_terminal(floor: Floorkit) -> No
     """Not everything ends a session: moving the terminal to another position keeps its key."""
     session = floor.session("ann", "EWT-3")
     register(floor, "EWT-3", position=3)
-    billed = floor.client.post("/api/floor/bill-in", json={"amount": 100}, headers=session)
+    billed = insert(
+        floor.client,
+        "/api/floor/bill-in",
+        json={"amount": 100},
+        headers=session,
+        terminal_key=TERMINALS["EWT-3"],
+    )
     assert billed.status_code == 200, billed.text
 
 

@@ -55,6 +55,7 @@ from tablejack.server.support.contract import AMOUNT_MAX
 from tablejack.server.table import TableConfig
 from tablejack.store import Store
 from tablejack.store import credentials as creds
+from tablejack.store import validator as validators
 from tablejack.store.floor_models import SETTINGS, VOUCHERS
 from tablejack.store.models import CREDENTIALS, EVENTS, LEDGER, MOVEMENT_KINDS, ROUNDS
 from tablejack.store.policy import (
@@ -507,7 +508,21 @@ class FloorMachine(RuleBasedStateMachine):
                 self.headers[caller.name] = {"Authorization": f"Bearer {caller.token}"}
             else:
                 self.headers[caller.name] = {}
+        for terminal, key in KEYS.items():  # each terminal's bill validator controller
+            public = validators.public_key_text(validators.controller_key(key).public_key())
+            registered = self.client.post(
+                "/api/floor/validator",
+                json={"public_key": public, "terminal": terminal, "terminal_key": key},
+            )
+            assert registered.status_code == 200, registered.text
+        # a rate no example reaches (the rate has its own attacker's test)
+        self.reader.run(
+            set_floor_setting(self.reader.store, "validator_per_minute", 120, by="olga")
+        )
+        self.inserted: list[tuple[Caller, str, dict[str, Any], bool]] = []
+        """The bills and vouchers sent: who, where, the body, and whether it was paid."""
         self.model = Model(balances=dict(self.reader.snapshot().balances))
+        self.model.settings["validator_per_minute"] = 120
         self.checked = 0
         """The last ledger row the invariant has checked."""
         stored = self.reader.movement_kinds()
@@ -661,6 +676,28 @@ class FloorMachine(RuleBasedStateMachine):
         if status is None:
             self.model.balances.setdefault(name, 0)
 
+    def validated(
+        self, caller: Caller, kind: str, value: Any, body: dict[str, Any]
+    ) -> dict[str, Any]:
+        """``body`` as the validator of the caller's terminal reports it: a new event id and
+        its controller's proof (a stranger's where the caller is at no terminal)."""
+        event = f"ev-{len(self.inserted)}"
+        key = KEYS.get(caller.terminal, "a stranger")
+        proof = validators.sign(
+            validators.controller_key(key), caller.terminal, event, kind, str(value)
+        )
+        return {**body, "event": event, "proof": proof}
+
+    @rule(pick=st.integers(0, 7))
+    def replay(self, pick: int) -> None:
+        """A bill or a voucher sent again, the same event and proof: answered as the first
+        time and nothing moves (PA 605a.5(c))."""
+        if not self.inserted:
+            return
+        caller, path, body, paid = self.inserted[pick % len(self.inserted)]
+        status = self.gate(caller, True)
+        self.call(caller, "POST", path, body, refused=status or not paid, postings=[])
+
     @rule(caller=callers("ann@EWT-1", "bob@EWT-2"), amount=st.sampled_from([*CENTS, 300, *LAX]))
     def bill_in(self, caller: Caller, amount: int) -> None:
         """A bill accepted at the terminal the player is signed in at credits his own account;
@@ -669,14 +706,16 @@ class FloorMachine(RuleBasedStateMachine):
             caller, self.may(caller, "bill_in", "bill_in"), cents(amount) and amount > 0
         )
         refused = status or amount not in self.model.settings["bill_denominations"]
+        body = self.validated(caller, "bill", amount, {"amount": amount})
         self.call(
             caller,
             "POST",
             "/api/floor/bill-in",
-            {"amount": amount},
+            body,
             refused=refused,
             postings=[("bill_in", "bills", caller.subject, amount)],
         )
+        self.inserted.append((caller, "/api/floor/bill-in", body, not refused))
 
     @rule(
         caller=callers("ann@EWT-1", "bob@EWT-2", "dan@EWT-3"),
@@ -721,14 +760,16 @@ class FloorMachine(RuleBasedStateMachine):
         status = self.gate(caller, self.may(caller, "voucher_in", "voucher_in"))
         valid = found is not None and found.outstanding
         amount = 0 if found is None else found.amount
+        body = self.validated(caller, "voucher", code, {"code": code})
         self.call(
             caller,
             "POST",
             "/api/floor/voucher-in",
-            {"code": code},
+            body,
             refused=status or not valid,
             postings=[("voucher_in", "vouchers", caller.subject, amount)],
         )
+        self.inserted.append((caller, "/api/floor/voucher-in", body, not (status or not valid)))
         if status is None and valid and found is not None:
             found.outstanding = False
 

@@ -19,10 +19,10 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from tablejack.store import GENESIS, Store, chain_hash
-from tests.support.floor import auth
+from tests.support.floor import auth, insert
 from tests.support.store import drop_guards
 
-from .conftest import Floorkit
+from .conftest import TERMINALS, Floorkit
 
 
 def play_floor(floor: Floorkit) -> dict[str, Any]:
@@ -34,7 +34,13 @@ def play_floor(floor: Floorkit) -> dict[str, Any]:
     assert voucher.status_code == 200, voucher.text
     bob = floor.session("bob", "EWT-2")
     code = voucher.json()["validation_code"]
-    redeemed = floor.client.post("/api/floor/voucher-in", json={"code": code}, headers=bob)
+    redeemed = insert(
+        floor.client,
+        "/api/floor/voucher-in",
+        json={"code": code},
+        headers=bob,
+        terminal_key=TERMINALS["EWT-2"],
+    )
     assert redeemed.status_code == 200, redeemed.text
     floor.stop()
     return {"round": round_id, "voucher": voucher.json()["voucher_number"]}

@@ -22,10 +22,10 @@ import pytest
 from sqlalchemy import text
 
 from tablejack.store import Store
-from tests.support.floor import auth
+from tests.support.floor import auth, insert
 from tests.support.store import drop_guards
 
-from .conftest import Floorkit
+from .conftest import TERMINALS, Floorkit
 
 DAY_US = 86_400_000_000
 
@@ -45,7 +45,13 @@ def play(floor: Floorkit, *, expiry_days: int = 0) -> dict[str, int]:
     assert paid.status_code == 200, paid.text
     bob = floor.session("bob", "EWT-2")
     code = paid.json()["validation_code"]
-    redeemed = floor.client.post("/api/floor/voucher-in", json={"code": code}, headers=bob)
+    redeemed = insert(
+        floor.client,
+        "/api/floor/voucher-in",
+        json={"code": code},
+        headers=bob,
+        terminal_key=TERMINALS["EWT-2"],
+    )
     assert redeemed.status_code == 200, redeemed.text
     live = floor.client.post("/api/floor/cash-out", json={"amount": 500}, headers=bob)
     assert live.status_code == 200, live.text

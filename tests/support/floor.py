@@ -12,7 +12,8 @@ the operator's token (:func:`terminal_key`), as a floor's people would.
 the round :data:`ROUND_1` that :func:`play_reader_round` reads) — all dealt by a dealer.
 
 **Speaking to it**: REST with a token (:func:`auth`, :func:`post`, :func:`dealer`, :func:`read`)
-or a player's session at a terminal (:func:`session`); the WebSocket as a terminal or a console
+or a player's session at a terminal (:func:`session`), a bill or a voucher as the terminal's
+validator reports it (:func:`insert`, signed by its simulated controller, :func:`validator`); the WebSocket as a terminal or a console
 (:func:`connect`, a :class:`Terminal` that said hello). :func:`clients` opens apps on this seed
 (the ``make_client`` fixture); :class:`Kit` hands all of it to a test as the ``kit`` fixture.
 """
@@ -20,6 +21,7 @@ or a player's session at a terminal (:func:`session`); the WebSocket as a termin
 from __future__ import annotations
 
 import contextlib
+import secrets
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -32,6 +34,7 @@ from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.app import create_app
 from tablejack.server.floor.floor import Floor
 from tablejack.server.table import TableConfig
+from tablejack.store import validator as validators
 from tests.support.store import Backend
 
 with warnings.catch_warnings():
@@ -192,6 +195,56 @@ def session(client: Any, who: str, terminal: str, table: str) -> dict[str, str]:
     token = str(answer.cookies["tj_session"])
     client.cookies.clear()
     return bearer(token)
+
+
+def validator(client: Any, terminal: str, key: str) -> Any:
+    """The simulated bill validator controller of ``terminal`` (its Ed25519 key derived from
+    the terminal's key ``key``), registered with that key the first time a test uses it."""
+    private = validators.controller_key(key)
+    registered: set[tuple[str, str]] = client.__dict__.setdefault("validators", set())
+    if (terminal, key) not in registered:
+        answer = client.post(
+            "/api/floor/validator",
+            json={
+                "public_key": validators.public_key_text(private.public_key()),
+                "terminal": terminal,
+                "terminal_key": key,
+            },
+        )
+        assert answer.status_code == 200, answer.text
+        registered.add((terminal, key))
+    return private
+
+
+def insert(
+    client: Any,
+    path: str,
+    *,
+    json: Mapping[str, Any],
+    headers: Mapping[str, str],
+    event: str | None = None,
+    terminal_key: str | None = None,
+) -> Any:
+    """POST a bill (``/api/floor/bill-in``) or a voucher (``/api/floor/voucher-in``) as the
+    validator of the terminal the session in ``headers`` is at reports it: a new event id
+    (unless ``event``) and the controller's proof. The terminal's key is the one the kit
+    registered (:func:`terminal_key`) unless ``terminal_key``; with no terminal (not a player's
+    session there) the proof is a stranger's and the request is refused as before."""
+    kind = "bill" if path.endswith("bill-in") else "voucher"
+    body = dict(json)
+    value = body.get("amount") if kind == "bill" else body.get("code")
+    me = client.get("/api/me", headers=dict(headers))
+    terminal = str((me.json() if me.status_code == 200 else {}).get("terminal") or "")
+    keys: dict[tuple[str, str], str] = client.__dict__.get("terminal_keys", {})
+    key = terminal_key or next((k for (t, _), k in keys.items() if t == terminal), None)
+    if terminal and key:
+        private = validator(client, terminal, key)
+    else:
+        private = validators.controller_key("a stranger")
+    event = event or f"ev-{secrets.token_hex(8)}"
+    body.setdefault("event", event)
+    body.setdefault("proof", validators.sign(private, terminal, event, kind, str(value)))
+    return client.post(path, json=body, headers=dict(headers))
 
 
 def post(client: Any, path: str, who: str, **body: Any) -> Any:
@@ -405,6 +458,8 @@ class Kit:
     classic_table = staticmethod(classic_table)
     one_deck_table = staticmethod(one_deck_table)
     post = staticmethod(post)
+    insert = staticmethod(insert)
+    validator = staticmethod(validator)
     dealer = staticmethod(dealer)
     read = staticmethod(read)
     staff_state = staticmethod(staff_state)

@@ -30,6 +30,8 @@ __all__ = [
     "PlayerLimits",
     "TerminalLock",
     "TerminalRow",
+    "ValidatorEvent",
+    "ValidatorKey",
     "Voucher",
 ]
 
@@ -135,6 +137,35 @@ class TerminalLock(Base):
     clear_reason: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
 
+class ValidatorKey(Base):
+    """The Ed25519 public key of a terminal's bill validator controller, registered with the
+    terminal's device credential (``device``: that key generation; a new terminal key ends it)."""
+
+    __tablename__ = "validator_keys"
+    terminal: Mapped[str] = mapped_column(String(64), primary_key=True)
+    public_key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    device: Mapped[str] = mapped_column(String(32))
+    registered_us: Mapped[int] = mapped_column(BigInteger)
+
+
+class ValidatorEvent(Base):
+    """A bill or voucher a terminal's validator reported, once per its event id (a repeat is
+    answered with the first result): ``status`` ``pending`` → ``ok`` or ``refused``, and the
+    answer given (JSON)."""
+
+    __tablename__ = "validator_events"
+    __table_args__ = (Index("ix_validator_events_at", "terminal", "at_us"),)
+    terminal: Mapped[str] = mapped_column(String(64), primary_key=True)
+    event: Mapped[str] = mapped_column(String(64), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    value: Mapped[str] = mapped_column(String(64))
+    """The amount in cents (a bill) or the SHA-256 of the voucher's code."""
+    account: Mapped[str] = mapped_column(String(64))
+    at_us: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(16))
+    answer: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
 def _table(model: type[Base]) -> Table:
     return cast(Table, model.__table__)
 
@@ -146,3 +177,5 @@ SNAPSHOTS = _table(MeterSnapshot)
 CLEARS = _table(MeterClear)
 LIMITS = _table(PlayerLimits)
 LOCKS = _table(TerminalLock)
+VALIDATOR_KEYS = _table(ValidatorKey)
+VALIDATOR_EVENTS = _table(ValidatorEvent)

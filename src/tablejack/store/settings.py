@@ -64,6 +64,7 @@ KINDS = (
     "choice",
     "text",
     "zone",
+    "count",
     "lifetimes",
 )
 """The types of a setting; each has its unit, its form field on the operator's page and its
@@ -121,6 +122,8 @@ class SettingSpec:
             return f"{value:,} days"
         if self.kind == "hour" and _whole(value):
             return f"{value}:00 UTC"
+        if self.kind == "count" and _whole(value):
+            return f"{value:,}"
         text = json.dumps(value) if not isinstance(value, str) else repr(value)
         return text if len(text) <= 40 else text[:39] + "…"
 
@@ -150,6 +153,8 @@ class SettingSpec:
             return f"between {format_cents(low)} and {format_cents(high)}"
         if self.kind == "hour":
             return f"an hour between {low} and {high} (UTC)"
+        if self.kind == "count":
+            return f"between {low:,} and {high:,}"
         unit = "seconds" if self.kind == "seconds" else "days"
         return f"between {low:,} and {high:,} {unit}"
 
@@ -205,6 +210,8 @@ def setting_problem(spec: SettingSpec, value: Any) -> str | None:
                 return f"not {spec.shown(seconds)} for {role}"
         return None
     if not _whole(value):
+        if kind == "count":
+            return f"a whole number, not {spec.shown(value)}"
         unit = "cents" if kind == "cents" else "seconds" if kind == "seconds" else kind
         return f"a whole number of {unit}, not {spec.shown(value)}"
     if not spec.low <= value <= spec.high:
@@ -317,6 +324,15 @@ SETTINGS: dict[str, SettingSpec] = {
     "casino_name": SettingSpec(
         "text", "tablejack", "The casino's name printed on a voucher", "", "PA 605a.5(c)", 1, 64
     ),
+    "validator_per_minute": SettingSpec(
+        "count",
+        20,
+        "How many bills and vouchers a terminal's validator may report in any 60 seconds",
+        "One past it is refused and recorded (tablejack.store.validator).",
+        "PA 605a.5(c)",
+        1,
+        120,
+    ),
 }
 """Every floor setting's spec (see the module docstring): the largest voucher ($10,000.00 by
 default and at most — a cash transaction the casino reports), the largest hand pay without a
@@ -326,8 +342,8 @@ gaming day starts, how a partial group of five EWTs counts for the licence, tips
 connection is locked (:mod:`tablejack.server.duties.tilts`), how long the credentials of a role
 live (over :data:`tablejack.store.credentials.DEFAULT_LIFETIMES`) and a session, whether a
 terminal with a SAS link is locked while its host does not poll it (docs/sas.md), how many days
-a voucher may be redeemed and the casino's name printed on it. A new setting is one entry
-here."""
+a voucher may be redeemed and the casino's name printed on it, how many bills and vouchers a
+terminal's validator may report a minute. A new setting is one entry here."""
 
 DEFAULT_SETTINGS: dict[str, Any] = {key: spec.default for key, spec in SETTINGS.items()}
 """The operator's floor settings and their defaults (from :data:`SETTINGS`)."""

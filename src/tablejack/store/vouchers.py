@@ -345,10 +345,17 @@ async def _commit(
         raise await _refuse(store, refusal_of(error), actor=actor) from None
 
 
-async def bill_in(store: Store, amount: int, *, actor: Actor) -> Movement:
+async def bill_in(
+    store: Store,
+    amount: int,
+    *,
+    actor: Actor,
+    before: Callable[[AsyncConnection], Awaitable[Mapping[str, Any]]] | None = None,
+) -> Movement:
     """A bill accepted by the validator of the terminal the player is signed in at credits his
     game account (buy-in, § 605a.2(d), 605a.5(c)); only the configured denominations are
-    accepted."""
+    accepted. ``before``: written in the movement's transaction, its answer added to the
+    event (the validator's event taken once, :func:`tablejack.store.validator.take`)."""
     try:
         terminal = _at_terminal(actor, "report a bill")
         _positive(amount)
@@ -376,6 +383,7 @@ async def bill_in(store: Store, amount: int, *, actor: Actor) -> Movement:
         ),
         transfer,
         actor,
+        before=before,
     )
     return Movement(record, (transfer,), await player_balance(store, account))
 

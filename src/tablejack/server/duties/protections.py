@@ -1,5 +1,12 @@
 """The server's guard for player protections and terminal lock-out, called before a
-terminal's wager or decision reaches its table.
+terminal's wager or decision reaches its table, and before a bill, a voucher or a cash-out
+moves money at a terminal.
+
+One table, :data:`LOCK_ALLOWS`, says what a terminal under each lock still does: nothing but a
+cash-out (a player may leave with his credit) while its host disabled it or its host link is
+lost, or a table-side fault holds it; nothing at all while its door is open, its bill validator
+or printer is at fault, a hand pay is pending, or an unknown lock holds it. A wager is never
+allowed under a lock. :meth:`Protections.check` applies it to wagers and money alike.
 
 The guard costs nothing for a player with no limit on an unlocked terminal: the players with
 limits and the locked terminals are cached by the floor's :class:`Protections` (the composition
@@ -13,7 +20,7 @@ rule, the audit log records it, and nothing else changes.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,10 +30,69 @@ from tablejack.store import protections
 from tablejack.store.meters_report import day_bounds, gaming_day_of
 from tablejack.store.vouchers import FloorRefusedError, floor_settings
 
-__all__ = ["RELOAD_SECONDS", "GuardCache", "Protections", "wager_at_stake"]
+__all__ = [
+    "ACTIONS",
+    "LOCK_ALLOWS",
+    "RELOAD_SECONDS",
+    "GuardCache",
+    "Protections",
+    "allowed_under",
+    "lock_refusal",
+    "wager_at_stake",
+]
 
 RELOAD_SECONDS = 5.0
 MONEY_VERBS = ("double", "split", "insurance", "ez-bust")
+ACTIONS = ("wager", "bill_in", "voucher_in", "cash_out")
+"""What a terminal does that a lock may stop: a wager (or a decision adding money), a bill or a
+voucher inserted, a cash-out."""
+NOTHING: frozenset[str] = frozenset()
+LEAVE: frozenset[str] = frozenset({"cash_out"})
+LOCK_ALLOWS: dict[str, frozenset[str]] = {
+    "door_open": NOTHING,
+    "bill_validator": NOTHING,
+    "printer": NOTHING,
+    "connection_lost": LEAVE,
+    "reader_fault": LEAVE,
+    "card_not_requested": LEAVE,
+    "card_inventory": LEAVE,
+    "storage_error": NOTHING,
+    "other": NOTHING,
+    "host_disabled": LEAVE,
+    "host_link_lost": LEAVE,
+    "handpay_pending": NOTHING,
+}
+"""What a terminal locked with each tilt code still does (PA 605a lock-out). A lock not named
+here allows nothing; several locks allow only what each allows."""
+WORDS = {
+    "wager": "wager",
+    "bill_in": "bill accepted",
+    "voucher_in": "voucher accepted",
+    "cash_out": "cash-out",
+}
+
+
+def allowed_under(codes: Iterable[str], action: str) -> bool:
+    """True when a terminal under the locks ``codes`` may still do ``action``."""
+    return all(action in LOCK_ALLOWS.get(code, NOTHING) for code in codes)
+
+
+def lock_refusal(terminal: str, tilts: list[dict[str, Any]], action: str) -> RefusedError | None:
+    """The refusal of ``action`` at ``terminal`` under its open ``tilts`` (None: allowed),
+    naming the locks and the rule."""
+    codes = [str(t["code"]) for t in tilts]
+    if not codes or allowed_under(codes, action):
+        return None
+    listed = ", ".join(codes)
+    if action == "wager":
+        message = f"Terminal {terminal} is locked ({listed}); a supervisor must clear it."
+    else:
+        leave = " A cash-out is still allowed." if allowed_under(codes, "cash_out") else ""
+        message = (
+            f"Terminal {terminal} is locked ({listed}): no {WORDS[action]} until a supervisor "
+            f"clears it; nothing was moved.{leave}"
+        )
+    return RefusedError("tilt", message, protections.TILT_RULE)
 
 
 @dataclass
@@ -98,20 +164,28 @@ class Protections:
         if reload is not None and not reload.done():
             await asyncio.wait([reload], timeout=5)
 
+    async def check(self, terminal: str, action: str) -> None:
+        """Refuse ``action`` (:data:`ACTIONS`) at ``terminal`` when a lock forbids it
+        (:data:`LOCK_ALLOWS`). Money reads the locks from the store at once: a lock set by
+        another process of the floor (its SAS link, a supervisor there) holds from its
+        commit."""
+        if action not in ACTIONS:
+            raise ValueError(f"unknown action {action!r}")
+        if action == "wager":
+            tilts = (await self.cache()).locked.get(terminal) or []
+        else:
+            tilts = (await protections.open_locks(self.floor.store)).get(terminal) or []
+        refusal = lock_refusal(terminal, tilts, action)
+        if refusal is not None:
+            raise refusal
+
     async def guard(
         self, player: str, terminal: str, table: Table, amount: int, *, wager: bool
     ) -> None:
         """Refuse a wager (or a decision adding ``amount``) from a locked terminal, an
         excluded player or one past a limit."""
+        await self.check(terminal, "wager")
         cache = await self.cache()
-        tilts = cache.locked.get(terminal)
-        if tilts:
-            codes = ", ".join(t["code"] for t in tilts)
-            raise RefusedError(
-                "tilt",
-                f"Terminal {terminal} is locked ({codes}); a supervisor must clear it.",
-                protections.TILT_RULE,
-            )
         if player not in cache.protected or (amount <= 0 and not wager):
             return
         floor = self.floor

@@ -3,6 +3,13 @@
 // into, each crediting the game account (POST /api/floor/bill-in, /api/floor/voucher-in,
 // under the money policy); and the cash-out, confirmed with its amount, whose voucher is
 // printed as a ticket with its barcode (POST /api/floor/vouchers/ticket).
+//
+// The simulated validator signs as a real controller does (docs/floor.md): its Ed25519 key is
+// made once in this browser (IndexedDB, the private key not extractable) and registered with
+// the terminal's device credential (POST /api/floor/validator, the terminal's cookie); every
+// bill and voucher carries a new event id and the signature of
+// "tablejack-validator-v1\n<terminal>\n<event>\n<kind>\n<amount or code>". A request
+// that got no answer is sent again with the same event id: it is answered once.
 import { money, el, refusalText } from "/static/common.js";
 import { t } from "/static/i18n.js";
 
@@ -21,6 +28,48 @@ async function balance() {
   return r.ok ? (await r.json()).balance : null;
 }
 
+// -- the simulated bill validator's controller
+function keyStore(mode, use) {
+  return new Promise((ok, fail) => {
+    const open = indexedDB.open("tablejack-validator", 1);
+    open.onupgradeneeded = () => open.result.createObjectStore("keys");
+    open.onerror = () => fail(open.error);
+    open.onsuccess = () => {
+      const done = open.result.transaction("keys", mode);
+      const asked = use(done.objectStore("keys"));
+      done.oncomplete = () => ok(asked.result);
+      done.onerror = () => fail(done.error);
+    };
+  });
+}
+const base64 = (bytes) => btoa(String.fromCharCode(...new Uint8Array(bytes)));
+let controller = null; // { keys, terminal }
+async function validator() {
+  if (controller) return controller;
+  let keys = await keyStore("readonly", (s) => s.get("controller"));
+  if (!keys) {
+    keys = await crypto.subtle.generateKey({ name: "Ed25519" }, false, ["sign", "verify"]);
+    await keyStore("readwrite", (s) => s.put(keys, "controller"));
+  }
+  const me = await fetch("/api/me", { credentials: "same-origin" }).then((r) => r.json());
+  const publicKey = base64(await crypto.subtle.exportKey("raw", keys.publicKey));
+  const registered = await send("/api/floor/validator", { public_key: publicKey });
+  if (!registered.ok) throw new Error(registered.refusal);
+  controller = { keys, terminal: me.terminal };
+  return controller;
+}
+// A bill or a voucher as the validator reports it: a new event id and the controller's proof;
+// sent again with the same id when no answer came.
+async function inserted(path, kind, value, body) {
+  let signer;
+  try { signer = await validator(); } catch (error) { return { ok: false, refusal: String(error.message || error) }; }
+  const event = crypto.randomUUID();
+  const text = ["tablejack-validator-v1", signer.terminal, event, kind, String(value)].join("\n");
+  const proof = base64(await crypto.subtle.sign({ name: "Ed25519" }, signer.keys.privateKey, new TextEncoder().encode(text)));
+  const request = { ...body, event, proof };
+  try { return await send(path, request); } catch { return send(path, request); }
+}
+
 // -- buy-in: bills and vouchers in
 function drawBills() {
   $("bill-buttons").replaceChildren(...BILLS.map((amount) => el("button", {
@@ -29,7 +78,7 @@ function drawBills() {
     onclick: async (event) => {
       const button = event.currentTarget;
       button.disabled = true;
-      const done = await send("/api/floor/bill-in", { amount });
+      const done = await inserted("/api/floor/bill-in", "bill", amount, { amount });
       button.disabled = false;
       $("buyin-text").textContent = done.ok ? t("buyin.credited", { amount: money(amount), balance: money(done.answer.balance) }) : done.refusal;
     },
@@ -40,7 +89,7 @@ $("voucher-in-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const code = $("voucher-in-code").value.replace(/\D/g, "");
   if (!code) { $("voucher-in-code").focus(); return; }
-  const done = await send("/api/floor/voucher-in", { code });
+  const done = await inserted("/api/floor/voucher-in", "voucher", code, { code });
   $("buyin-text").textContent = done.ok ? t("buyin.credited", { amount: money(done.answer.amount), balance: money(done.answer.balance) }) : done.refusal;
   if (done.ok) $("voucher-in-code").value = "";
 });
