@@ -47,6 +47,8 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "sas_link_required": False,
     "voucher_expiry_days": 0,
     "casino_name": "tablejack",
+    "credit_approval_limit": 300_000,
+    "voucher_sale_approval_limit": 300_000,
 }
 """The operator's floor settings and their defaults: the largest voucher a terminal issues
 ($10,000.00), the largest hand pay an attendant makes without a supervisor ($1,200.00), the
@@ -60,7 +62,10 @@ how long the credentials of a role live (``token_lifetimes``: role → seconds, 
 whether a terminal with a SAS link is locked while its host does not poll it
 (``sas_link_required``; docs/sas.md);
 how many days a voucher may be redeemed (``voucher_expiry_days``, 0: it does not expire) and the
-casino's name printed on it (``casino_name``)."""
+casino's name printed on it (``casino_name``); the largest credit sale and voucher sale a cashier
+makes without a supervisor's approval (``credit_approval_limit``,
+``voucher_sale_approval_limit``, $3,000.00 each; above them the sale waits in the approval queue,
+:mod:`tablejack.store.approvals`, as a hand pay above ``handpay_limit`` does)."""
 
 
 class FloorRefusedError(StoreError):
@@ -94,6 +99,8 @@ def valid_setting(key: str, value: Any) -> bool:
         return isinstance(value, bool)
     if key in ("voucher_limit", "handpay_limit", "tip_maximum"):
         return isinstance(value, int) and not isinstance(value, bool) and value > 0
+    if key in ("credit_approval_limit", "voucher_sale_approval_limit"):  # dual control
+        return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 10**11
     if key == "gaming_day_start_hour":
         return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 23
     if key == "voucher_expiry_days":  # 0: a voucher does not expire

@@ -42,9 +42,10 @@ class DealerBody(Strict):
 
 
 class VoidBody(Strict):
-    """Why a round is voided."""
+    """Why a round is voided: required, and not blank (a void that refunds money names its
+    reason, PA 605a.4(d))."""
 
-    reason: SafeText = Field(default="voided by the supervisor", max_length=200)
+    reason: SafeText = Field(min_length=1, max_length=200, pattern=r"\S")
 
 
 class InspectionBody(Strict):
