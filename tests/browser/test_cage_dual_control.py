@@ -37,7 +37,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterat
 
 def balance(server: str, token: str) -> int:
     asked = urllib.request.Request(f"{server}/api/me", headers={"Authorization": f"Bearer {token}"})
-    with urllib.request.urlopen(asked) as answer:  # noqa: S310 (the test's own server)
+    with urllib.request.urlopen(asked) as answer:
         return int(json.load(answer)["balance"])
 
 
@@ -67,9 +67,7 @@ def test_605a4d_a_credit_above_the_threshold_waits_for_the_supervisor_and_the_dr
             expect(desk.get_by_test_id("credit-done")).to_have_text(
                 "$5,000.00 waits for a supervisor's approval (request 1); no money has moved yet."
             )
-            expect(desk.get_by_test_id("request-status-1")).to_have_text(
-                "waiting for a supervisor"
-            )
+            expect(desk.get_by_test_id("request-status-1")).to_have_text("waiting for a supervisor")
             assert balance(server, "tok-ann") == 0
 
             # the supervisor's approval queue
@@ -89,9 +87,7 @@ def test_605a4d_a_credit_above_the_threshold_waits_for_the_supervisor_and_the_dr
             # the cashier's page: approved; the drawer took the credit's cash in
             desk.reload()
             expect(desk.get_by_test_id("request-status-1")).to_have_text("approved")
-            expect(desk.get_by_test_id("drawer-expected")).to_have_text(
-                "It should hold $5,500.00"
-            )
+            expect(desk.get_by_test_id("drawer-expected")).to_have_text("It should hold $5,500.00")
             expect(desk.get_by_test_id("cashier-cleo")).to_contain_text("$5,000.00")
             # counted $10.00 short, closed: the variance
             desk.get_by_test_id("drawer-counted").fill("5490")

@@ -203,7 +203,7 @@ async def _one(store: Store, request_id: int) -> Request | None:
             .mappings()
             .first()
         )
-    return None if row is None else _request_of(row)
+    return None if row is None else _request_of(dict(row))
 
 
 async def requests(
@@ -217,7 +217,7 @@ async def requests(
         query = query.where(REQUESTS.c.requested_by == requested_by)
     async with store.engine.connect() as connection:
         rows = (await connection.execute(query)).mappings().all()
-    return [_request_of(row) for row in rows]
+    return [_request_of(dict(row)) for row in rows]
 
 
 async def pending(store: Store) -> list[Request]:

@@ -122,7 +122,7 @@ async def open_drawer_of(store: Store, cashier: str) -> dict[str, Any] | None:
             .mappings()
             .first()
         )
-    return None if row is None else await _view(store, row)
+    return None if row is None else await _view(store, dict(row))
 
 
 async def drawers(
@@ -142,7 +142,7 @@ async def drawers(
         query = query.where(DRAWERS.c.cashier == cashier)
     async with store.engine.connect() as connection:
         rows = (await connection.execute(query)).mappings().all()
-    return [await _view(store, row) for row in rows]
+    return [await _view(store, dict(row)) for row in rows]
 
 
 async def _refused(store: Store, refusal: FloorRefusedError, actor: Actor) -> FloorRefusedError:
@@ -193,10 +193,10 @@ async def open_drawer(store: Store, opening: int, *, actor: Actor) -> dict[str, 
             log_kind="cage",
         )
     except IntegrityError:  # pragma: no cover - two opens racing: the index keeps one
-        refusal = FloorRefusedError(
+        raced = FloorRefusedError(
             "drawer_open", f"{actor.subject} already has an open drawer.", DRAWER_RULE
         )
-        raise await _refused(store, refusal, actor) from None
+        raise await _refused(store, raced, actor) from None
     found = await open_drawer_of(store, actor.subject)
     assert found is not None
     return found
@@ -275,4 +275,4 @@ async def close_drawer(store: Store, counted: int, *, actor: Actor) -> dict[str,
             .first()
         )
     assert row is not None
-    return await _view(store, row)
+    return await _view(store, dict(row))

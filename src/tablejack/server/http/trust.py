@@ -368,8 +368,8 @@ async def sell_credit(
         record = await floor.store.fund(
             body.account, body.amount, "credit sold at the cage", actor=who.actor()
         )
-    except FloorRefusedError as refusal:
-        raise floor_refusal(refusal) from None
+    except FloorRefusedError as refused:
+        raise floor_refusal(refused) from None
     except StoreError as error:
         refusal = refusal_of(error)
         raise await refuse(request, who, refusal.code, refusal.message, refusal.rule, 409) from None
