@@ -36,7 +36,7 @@ from tablejack.server.duties.accounts import booked
 from tablejack.server.http.access import Strict, Who, floor_of, floor_refusal, need, refuse
 from tablejack.server.links import interface as links
 from tablejack.server.support.contract import AMOUNT_MAX, Whole
-from tablejack.server.support.text import SafeText
+from tablejack.server.support.text import REFUSE_CONTROL_CHARACTERS, SafeText
 from tablejack.server.support.ticket import ticket_escpos, ticket_html
 from tablejack.store import approvals, cage, drawers, meters_report
 from tablejack.store.vouchers import (
@@ -56,6 +56,10 @@ REFUSED: dict[int | str, dict[str, Any]] = {
     403: {"description": "The role may not (refused and audited)."},
     422: {"description": "The body or a parameter is not valid."},
 }
+
+
+REASON = r"^[^\u0000-\u001f\u007f]*[^\s\u0000-\u001f\u007f][^\u0000-\u001f\u007f]*$"
+"""A reason's pattern: not blank, and no control character (the published schema says both)."""
 
 
 class CodeBody(Strict):
@@ -81,7 +85,11 @@ class SaleBody(Strict):
 class RefusalBody(Strict):
     """Why a supervisor refuses a request (required: a refusal names its reason)."""
 
-    reason: SafeText = Field(min_length=1, max_length=200, pattern=r"\S")
+    reason: Annotated[
+        str,
+        REFUSE_CONTROL_CHARACTERS,  # first: a control character is refused as such
+        Field(min_length=1, max_length=200, pattern=REASON, json_schema_extra={"pattern": REASON}),
+    ]
 
 
 class OpeningBody(Strict):
