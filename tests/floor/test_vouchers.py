@@ -212,6 +212,7 @@ def test_605a4d_a_hand_pay_above_the_limit_needs_a_supervisor_and_a_dealer_may_n
         headers=kit.auth("operator"),
     )
     assert changed.json()["handpay_limit"] == 50_000
+    kit.terminal_key(client, "EWT-1", "A1")  # a hand pay is paid at a registered terminal
     body = {"account": "ann", "terminal": "EWT-1", "kind": "jackpot"}
     # a dealer pays nothing by hand, even far below the limit
     by_dealer = kit.post(client, "/api/floor/hand-pay", "dealer", amount=100, **body)
@@ -221,26 +222,25 @@ def test_605a4d_a_hand_pay_above_the_limit_needs_a_supervisor_and_a_dealer_may_n
         "role: supervisor/cashier",
     )
     over = kit.post(client, "/api/floor/hand-pay", "cashier", amount=60_000, **body)
-    assert over.status_code == 403
-    assert over.json()["detail"] == {
-        "code": "supervisor",
-        "rule": "PA 605a.4(d)",
-        "message": "A hand pay of 60000 cents is above the limit of 50000 cents; a supervisor "
-        "must pay it (PA 605a.4(d)).",
-    }
+    assert over.status_code == 202  # above the limit: it waits for a supervisor
+    waiting = over.json()["request"]
+    assert (waiting["status"], waiting["requested_by"], waiting["amount_text"]) == (
+        "pending",
+        "cleo",
+        "$600.00",
+    )
     assert kit.balance(client, "ann") == kit.credit
     by_player = kit.post(client, "/api/floor/hand-pay", "ann", amount=100, **body)
     assert by_player.status_code == 403
     assert [e["kind"] for e in ledger(client, kit, "ann")["entries"]] == ["fund"]
-    assert (
-        kit.post(client, "/api/floor/hand-pay", "super", amount=60_000, **body).json()["balance"]
-        == kit.credit - 60_000
-    )
+    approved = kit.post(client, f"/api/cage/approvals/{waiting['id']}/approve", "super")
+    assert approved.status_code == 200, approved.text
+    assert approved.json()["movement"]["balance"] == kit.credit - 60_000
     cancelled = dict(body, kind="cancelled_credit")
     paid = kit.post(client, "/api/floor/hand-pay", "cashier", amount=40_000, **cancelled)
     assert paid.json()["balance"] == 0
     refusals = [(e["kind"], e["actor"], e["rule"]) for e in audit(client, kit)]
-    assert ("supervisor", "cleo", "PA 605a.4(d)") in refusals
+    assert ("approval", "sam", "PA 605a.4(d): dual control") in refusals
     assert ("role", "dana", "role: supervisor/cashier") in refusals
     assert ("role", "ann", "role: supervisor/cashier") in refusals
     assert ("role", "sam", "role: operator") in refusals

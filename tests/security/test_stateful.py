@@ -597,10 +597,12 @@ class FloorMachine(RuleBasedStateMachine):
         *,
         refused: int | bool | None,
         postings: list[tuple[str, str, str, int]] | None = None,
+        pending: bool = False,
     ) -> Any:
         """Make the request and check it: ``refused`` (True, or the exact status) — answered
-        4xx and nothing changed; else (None, False) answered 200 and exactly ``postings``
-        booked."""
+        4xx and nothing changed; ``pending`` — above its approval threshold, answered 202
+        and no money moved (dual control); else (None, False) answered 200 and exactly
+        ``postings`` booked."""
         before = self.reader.snapshot()
         answer = self.client.request(method, path, json=body, headers=self.headers[caller.name])
         self.client.cookies.clear()
@@ -613,6 +615,10 @@ class FloorMachine(RuleBasedStateMachine):
                 assert answer.status_code == refused, f"refused with the wrong status: {what}"
             self.unchanged(before, after, what)
             return None
+        if pending:
+            assert answer.status_code == 202, f"not left for a supervisor: {what}"
+            assert (after.last_row, after.balances) == (before.last_row, before.balances), what
+            return answer.json()
         assert answer.status_code == 200, f"an allowed request failed: {what}"
         self.book(before, postings or [], what)
         return answer.json()
@@ -652,6 +658,7 @@ class FloorMachine(RuleBasedStateMachine):
             caller, self.may(caller, "sell_credit", "fund"), cents(amount) and 0 < amount <= 10**11
         )
         refused = status or not self.player_account(account)
+        limit = self.model.settings.get("credit_approval_limit", 300_000)
         self.call(
             caller,
             "POST",
@@ -659,6 +666,7 @@ class FloorMachine(RuleBasedStateMachine):
             {"account": account, "amount": amount},
             refused=refused,
             postings=[("fund", "cage", account, amount)],
+            pending=not refused and amount > limit,  # dual control: a supervisor approves
         )
 
     @rule(
@@ -799,16 +807,15 @@ class FloorMachine(RuleBasedStateMachine):
         kind=st.sampled_from(["jackpot", "cancelled_credit"]),
     )
     def hand_pay(self, caller: Caller, account: str, amount: int, kind: str) -> None:
-        """A hand pay from a player's game account: a cashier up to the hand-pay limit, a
-        supervisor any amount; never a dealer, a player (not even to himself) or the operator,
-        never from the vouchers, the cage, a table's escrow or toke box (PA 605a.4(d))."""
+        """A hand pay from a player's game account: a cashier or a supervisor up to the
+        hand-pay limit, above it only on a second person's approval (it waits); never a
+        dealer, a player (not even to himself) or the operator, never from the vouchers, the cage, a table's escrow or toke box (PA 605a.4(d))."""
         status = self.gate(caller, self.may(caller, "hand_pay", kind), cents(amount) and amount > 0)
         limit = self.model.settings[MOVEMENTS[kind].limit]
         valid = (
             cents(amount)
             and self.player_account(account)
             and amount <= self.model.balances[account]
-            and (amount <= limit or caller.role == Role.SUPERVISOR.value)
         )
         self.call(
             caller,
@@ -823,6 +830,7 @@ class FloorMachine(RuleBasedStateMachine):
             },
             refused=status or not valid,
             postings=[(kind, account, "cage", amount)],
+            pending=not (status or not valid) and amount > limit,
         )
 
     @rule(
@@ -861,6 +869,8 @@ class FloorMachine(RuleBasedStateMachine):
                 ("handpay_limit", 2_000, True),
                 ("handpay_limit", 120_000, True),
                 ("handpay_limit", 0, False),
+                ("credit_approval_limit", 2_000, True),
+                ("credit_approval_limit", 10**12, False),
             ]
         ),
     )

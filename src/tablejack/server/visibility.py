@@ -24,6 +24,9 @@ The policy (docs/security.md, "The information policy"):
   the table's status without the round's cards (:func:`staff_state`); a round that is over
   (complete or void) shows the supervisor and the operator its every card in recall. Money
   stays with the money routes and their roles (:data:`tablejack.store.policy.PERMISSIONS`).
+* **The cage**: a supervisor sees every cashier's totals, drawers and requests (he approves and
+  audits them); a cashier sees the cage's totals and only his own drawers, per-cashier totals
+  and requests (:func:`cage_report`, :func:`cage_requests`).
 
 The functions are pure: they take the viewer, the round (the engine's object, read-only) and the
 document built for it, and return what may be shown.
@@ -46,6 +49,8 @@ __all__ = [
     "STAFF",
     "Concealer",
     "Viewer",
+    "cage_report",
+    "cage_requests",
     "conceal",
     "conceal_text",
     "face_down",
@@ -423,3 +428,32 @@ def terminal_recall(
         ]
         out.append({**document, "steps": steps})
     return out
+
+
+# -- the cage ------------------------------------------------------------------------------
+
+CAGE_AUDITORS = frozenset({"supervisor"})
+"""The roles that see every cashier's drawers, totals and requests."""
+
+
+def cage_report(viewer: Viewer, report: dict[str, Any]) -> dict[str, Any]:
+    """The cage's report as ``viewer`` may read it: a supervisor all of it; a cashier the
+    cage's totals with his own per-cashier totals and drawers only."""
+    if viewer.role in CAGE_AUDITORS:
+        return report
+    out = dict(report)
+    out["cashiers"] = {
+        name: totals
+        for name, totals in (report.get("cashiers") or {}).items()
+        if name == viewer.subject
+    }
+    out["drawers"] = [d for d in report.get("drawers") or [] if d.get("cashier") == viewer.subject]
+    return out
+
+
+def cage_requests(viewer: Viewer, requests: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The approval queue as ``viewer`` may read it: a supervisor every request; anyone else
+    only his own."""
+    if viewer.role in CAGE_AUDITORS:
+        return list(requests)
+    return [r for r in requests if r.get("requested_by") == viewer.subject]

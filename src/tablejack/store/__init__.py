@@ -7,6 +7,7 @@ by Alembic migrations shipped inside the package (:meth:`Store.open` applies the
 
 from __future__ import annotations
 
+from tablejack.store import cage_models as cage_models  # the cage's dual control, drawers
 from tablejack.store import floor_models as floor_models  # the 605a tables
 from tablejack.store import lease_models as lease_models  # a floor of several processes
 from tablejack.store.db import (

@@ -1,6 +1,6 @@
 """What the cage reads (PA 605a.5(c)–(d)): a voucher found by the validation code printed on it,
 before it is paid, and the cage's report of a gaming day — the credit it sold, the vouchers it
-paid and the hand pays it made, read from the ledger. Nothing here moves money: paying a
+paid and the hand pays it made, read from the ledger, per cashier too, with the drawers. Nothing here moves money: paying a
 voucher is :func:`tablejack.store.vouchers.pay_voucher`, under the money policy.
 
 A validation code is a bearer secret (the store keeps its SHA-256 only), so a lookup takes the
@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import func, or_, select
 
+from tablejack.store import drawers as cage_drawers
 from tablejack.store.db import CAGE, Store
 from tablejack.store.models import LEDGER
 from tablejack.store.vouchers import (
@@ -48,7 +49,9 @@ async def voucher_by_code(store: Store, code: str) -> dict[str, Any] | None:
 async def cage_report(store: Store, start_us: int, end_us: int) -> dict[str, Any]:
     """The cage's movements between ``start_us`` and ``end_us``: for each kind its count and
     total cents, and the cash the cage took in (credit and vouchers sold) and paid out
-    (vouchers, hand pays); ``net``: taken in minus paid out."""
+    (vouchers, hand pays); ``net``: taken in minus paid out; ``cashiers``: the same per person
+    who made the movements (the requester of an approved one); ``drawers``: the drawers open
+    in the period (:mod:`tablejack.store.drawers`)."""
     kinds: dict[str, dict[str, int]] = {kind: {"count": 0, "total": 0} for kind in CAGE_KINDS}
     async with store.engine.connect() as connection:
         rows = await connection.execute(
@@ -65,4 +68,21 @@ async def cage_report(store: Store, start_us: int, end_us: int) -> dict[str, Any
             kinds[str(kind)] = {"count": int(count), "total": int(total)}
     taken = kinds["fund"]["total"] + kinds["voucher_sold"]["total"]
     paid = sum(kinds[kind]["total"] for kind in ("voucher_paid", *HANDPAY_KINDS))
-    return {"kinds": kinds, "cash_in": taken, "cash_out": paid, "net": taken - paid}
+    cashiers = {}
+    for person, moved in (await cage_drawers.cashier_totals(store, start_us, end_us)).items():
+        cash_in = sum(moved.get(kind, {}).get("total", 0) for kind in cage_drawers.CASH_IN)
+        cash_out = sum(moved.get(kind, {}).get("total", 0) for kind in cage_drawers.CASH_OUT)
+        cashiers[person] = {
+            "kinds": moved,
+            "cash_in": cash_in,
+            "cash_out": cash_out,
+            "net": cash_in - cash_out,
+        }
+    return {
+        "kinds": kinds,
+        "cash_in": taken,
+        "cash_out": paid,
+        "net": taken - paid,
+        "cashiers": cashiers,
+        "drawers": await cage_drawers.drawers(store, start_us, end_us),
+    }

@@ -374,6 +374,10 @@ PERMISSIONS: dict[str, frozenset[Role]] = {
         "tip": (Role.PLAYER,),
         "read_voucher": (Role.CASHIER, Role.SUPERVISOR),
         "read_account": (Role.CASHIER, Role.SUPERVISOR),
+        # dual control and drawers at the cage (store/approvals.py, store/drawers.py)
+        "read_approvals": (Role.CASHIER, Role.SUPERVISOR),
+        "decide_approval": (Role.SUPERVISOR,),
+        "cage_drawer": (Role.CASHIER,),
         # floor duties
         "lock_terminal": (Role.DEALER, Role.SUPERVISOR),
         "clear_tilt": (Role.SUPERVISOR,),

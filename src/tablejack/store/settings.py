@@ -324,6 +324,24 @@ SETTINGS: dict[str, SettingSpec] = {
     "casino_name": SettingSpec(
         "text", "tablejack", "The casino's name printed on a voucher", "", "PA 605a.5(c)", 1, 64
     ),
+    "credit_approval_limit": SettingSpec(
+        "cents",
+        300_000,
+        "The largest credit a cashier sells without a supervisor's approval",
+        "A credit above it waits in the approval queue for a supervisor (tablejack.store.approvals).",
+        "PA 605a.4(d)",
+        100,
+        10_000_000,
+    ),
+    "voucher_sale_approval_limit": SettingSpec(
+        "cents",
+        300_000,
+        "The largest voucher a cashier sells without a supervisor's approval",
+        "A sale above it waits in the approval queue for a supervisor (tablejack.store.approvals).",
+        "PA 605a.4(d)",
+        100,
+        1_000_000,
+    ),
     "validator_per_minute": SettingSpec(
         "count",
         20,
@@ -343,7 +361,9 @@ connection is locked (:mod:`tablejack.server.duties.tilts`), how long the creden
 live (over :data:`tablejack.store.credentials.DEFAULT_LIFETIMES`) and a session, whether a
 terminal with a SAS link is locked while its host does not poll it (docs/sas.md), how many days
 a voucher may be redeemed and the casino's name printed on it, how many bills and vouchers a
-terminal's validator may report a minute. A new setting is one entry here."""
+terminal's validator may report a minute, and the largest credit and voucher sale a cashier makes
+without a supervisor's approval ($3,000.00 each; above them the sale waits in the approval queue,
+as a hand pay above the hand-pay limit does). A new setting is one entry here."""
 
 DEFAULT_SETTINGS: dict[str, Any] = {key: spec.default for key, spec in SETTINGS.items()}
 """The operator's floor settings and their defaults (from :data:`SETTINGS`)."""

@@ -62,14 +62,17 @@ __all__ = [
     "DEFAULT_SETTINGS",
     "HANDPAY_KINDS",
     "VOUCHERS_ACCOUNT",
+    "Approval",
     "FloorRefusedError",
     "Movement",
     "account_log_id",
     "bill_in",
     "cash_out",
     "check_code",
+    "check_hand_pay",
     "check_system_code",
     "check_terminal_id",
+    "dollars",
     "floor_settings",
     "hand_pay",
     "make_validation_code",
@@ -95,6 +98,44 @@ HANDPAY_KINDS = ("jackpot", "cancelled_credit")
 """Attendant-paid jackpots and attendant-paid cancelled credits (§ 605a.5(d))."""
 VOUCHER_RULE = "PA 605a.5(c)"
 ACCOUNT_RULE = "PA 605a.2(d)"
+APPROVAL_RULE = "PA 605a.4(d): dual control"
+"""The rule a movement above its threshold names: a second person (a supervisor) approves it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """A supervisor's approval of a pending request, which the movement executes: ``take`` is
+    the request's one conditional update (``pending`` → ``approved``), run in the movement's
+    transaction, so a request moves money once; ``request`` and ``approver`` go into the
+    movement's event (:mod:`tablejack.store.approvals` makes one)."""
+
+    request: int
+    approver: str
+    take: Callable[[AsyncConnection], Awaitable[Mapping[str, Any]]]
+
+    def payload(self) -> dict[str, Any]:
+        """What the movement's event records of the approval."""
+        return {"request": self.request, "approved_by": self.approver}
+
+
+def _approval_needed(what: str, amount: int, limit: int, setting: str) -> FloorRefusedError:
+    return FloorRefusedError(
+        "approval",
+        f"{what} of {dollars(amount)} is above the {setting} of {dollars(limit)}; it waits for a "
+        f"supervisor's approval ({APPROVAL_RULE}).",
+        APPROVAL_RULE,
+    )
+
+
+def dollars(cents: int) -> str:
+    """An amount of cents as people read it.
+
+    >>> dollars(300000), dollars(5), dollars(-1250)
+    ('$3,000.00', '$0.05', '-$12.50')
+    """
+    sign = "-" if cents < 0 else ""
+    whole, part = divmod(abs(cents), 100)
+    return f"{sign}${whole:,}.{part:02d}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -582,12 +623,15 @@ async def pay_voucher(store: Store, code: str, *, actor: Actor) -> Movement:
     return await _redeem(store, code, actor, "voucher_paid", CAGE, CAGE)
 
 
-async def sell_voucher(store: Store, amount: int, *, actor: Actor) -> Movement:
+async def sell_voucher(
+    store: Store, amount: int, *, actor: Actor, approval: Approval | None = None
+) -> Movement:
     """A voucher sold for cash at the cage (§ 605a.5(c)): the cashier takes ``amount`` in cash
     and prints a voucher of that amount (``voucher_sold``: the cage → the vouchers account),
     which any terminal of the floor redeems once (``voucher_in``) or the cage pays back
-    (``voucher_paid``). Only a cashier sells one, up to the floor's voucher limit; a refusal is
-    audited."""
+    (``voucher_paid``). Only a cashier sells one, up to the floor's voucher limit; above the
+    ``voucher_sale_approval_limit`` only with a supervisor's ``approval`` (dual control); a
+    refusal is audited."""
     try:
         if actor.role is not Role.CASHIER:
             raise FloorRefusedError(
@@ -596,18 +640,30 @@ async def sell_voucher(store: Store, amount: int, *, actor: Actor) -> Movement:
                 CONTROL_RULE,
             )
         _positive(amount)
-        limit = (await floor_settings(store))["voucher_limit"]
+        settings = await floor_settings(store)
+        limit = settings["voucher_limit"]
         if amount > limit:
             raise FloorRefusedError(
                 "limit",
-                f"{amount} cents is above the voucher limit of {limit} cents ({VOUCHER_RULE}).",
+                f"{dollars(amount)} is above the voucher limit of {dollars(limit)} "
+                f"({VOUCHER_RULE}).",
                 VOUCHER_RULE,
             )
+        second = int(settings["voucher_sale_approval_limit"])
+        if amount > second and approval is None:
+            raise _approval_needed("A voucher sale", amount, second, "voucher sale approval limit")
     except FloorRefusedError as refusal:
         raise await _refuse(store, refusal, actor=actor) from None
     await _ensure(store)
     return await _issue(
-        store, "voucher_sold", CAGE, CAGE, amount, make_validation_code(), actor=actor
+        store,
+        "voucher_sold",
+        CAGE,
+        CAGE,
+        amount,
+        make_validation_code(),
+        actor=actor,
+        approval=approval,
     )
 
 
@@ -622,6 +678,7 @@ async def _issue(
     actor: Actor,
     at_terminal: bool = False,
     validated_by: str | None = None,
+    approval: Approval | None = None,
 ) -> Movement:
     """A voucher of ``amount`` with validation code ``code`` issued at ``terminal`` (or the
     cage) for ``account``'s money (``kind``: ``voucher_out`` or ``voucher_sold``): the voucher
@@ -633,6 +690,8 @@ async def _issue(
     by = actor.subject
 
     async def issue(connection: AsyncConnection) -> Mapping[str, Any]:
+        if approval is not None:
+            await approval.take(connection)
         voucher_id = await connection.scalar(
             VOUCHERS.insert()
             .values(
@@ -659,6 +718,8 @@ async def _issue(
     }
     if validated_by is not None:
         payload["validated_by"] = validated_by
+    if approval is not None:
+        payload.update(approval.payload())
     # the voucher number is known only inside the transaction: the transfer's memo carries the
     # validation code's hash, which names the voucher row as surely
     transfer = Transfer(account, VOUCHERS_ACCOUNT, amount, kind, memo=code_hash(code))
@@ -715,22 +776,15 @@ async def _redeem(
     return Movement(record, (transfer,), balance, number)
 
 
-async def hand_pay(
-    store: Store,
-    account: str,
-    terminal: str,
-    amount: int,
-    kind: str,
-    *,
-    actor: Actor,
-    reason: str = "",
-) -> Movement:
-    """Credits paid by hand (§ 605a.5(d)) from a player's game account at a terminal: an
-    attendant-paid jackpot or attendant-paid cancelled credits, paid by the cage (a cashier) up
-    to the hand-pay limit, above it only by a supervisor (§ 605a.4(d)). A dealer may not pay
-    out. The account must be a player's game account (the policy)."""
+async def check_hand_pay(
+    store: Store, account: str, terminal_id: str, amount: int, kind: str, *, actor: Actor
+) -> bool:
+    """Refuse a hand pay that may not be made (audited): a terminal the floor has not
+    registered, a kind that is not a hand pay, a role that may not pay, more than the game
+    account holds. True when the amount is above the floor's ``handpay_limit``: then a
+    supervisor other than the requester approves it first (dual control)."""
     try:
-        check_terminal_id(terminal)
+        check_terminal_id(terminal_id)
         if kind not in HANDPAY_KINDS:
             raise FloorRefusedError(
                 "invalid", f"A hand pay is one of {HANDPAY_KINDS}, not {kind!r}.", VOUCHER_RULE
@@ -743,44 +797,68 @@ async def hand_pay(
                 f"{actor.role.value} (money-movement policy, {CONTROL_RULE}).",
                 CONTROL_RULE,
             )
+        if await terminal(store, terminal_id) is None:
+            raise FloorRefusedError(
+                "terminal_unknown",
+                f"{terminal_id!r} is not a terminal of the floor; a hand pay is paid at a "
+                f"registered terminal ({VOUCHER_RULE}).",
+                VOUCHER_RULE,
+            )
         balance = await player_balance(store, account)
         if amount > balance:
             raise FloorRefusedError(
                 "balance",
-                f"Game account {account!r} holds {balance} cents; {amount} cannot be paid.",
+                f"Game account {account!r} holds {dollars(balance)}; {dollars(amount)} cannot "
+                "be paid.",
                 ACCOUNT_RULE,
-            )
-        limit = (await floor_settings(store))["handpay_limit"]
-        if amount > limit and actor.role is not Role.SUPERVISOR:
-            raise FloorRefusedError(
-                "supervisor",
-                f"A hand pay of {amount} cents is above the limit of {limit} cents; a supervisor "
-                f"must pay it ({CONTROL_RULE}).",
-                CONTROL_RULE,
             )
     except FloorRefusedError as refusal:
         raise await _refuse(store, refusal, actor=actor) from None
+    return amount > int((await floor_settings(store))["handpay_limit"])
+
+
+async def hand_pay(
+    store: Store,
+    account: str,
+    terminal: str,
+    amount: int,
+    kind: str,
+    *,
+    actor: Actor,
+    reason: str = "",
+    approval: Approval | None = None,
+) -> Movement:
+    """Credits paid by hand (§ 605a.5(d)) from a player's game account at a registered
+    terminal: an attendant-paid jackpot or attendant-paid cancelled credits, paid by the cage
+    (a cashier) or a supervisor up to the hand-pay limit, above it only with the ``approval``
+    of a supervisor who is not the one paying (dual control, § 605a.4(d)). A dealer may not
+    pay out. The account must be a player's game account (the policy)."""
+    above = await check_hand_pay(store, account, terminal, amount, kind, actor=actor)
+    if above and approval is None:
+        limit = int((await floor_settings(store))["handpay_limit"])
+        refusal = _approval_needed("A hand pay", amount, limit, "hand-pay limit")
+        raise await _refuse(store, refusal, actor=actor)
     await _ensure(store)
     by = actor.subject
     transfer = Transfer(account, CAGE, amount, kind, memo=f"hand pay at {terminal} by {by}")
+    payload: dict[str, Any] = {
+        "account": account,
+        "amount": amount,
+        "kind": kind,
+        "terminal": terminal,
+        "by": by,
+        "role": actor.role.value,
+        "reason": reason[:200],
+    }
+    if approval is not None:
+        payload.update(approval.payload())
     record, _ = await _commit(
         store,
         terminal,
-        _EventIn(
-            "hand_pay",
-            {
-                "account": account,
-                "amount": amount,
-                "kind": kind,
-                "terminal": terminal,
-                "by": by,
-                "role": actor.role.value,
-                "reason": reason[:200],
-            },
-            actor=by,
-        ),
+        _EventIn("hand_pay", payload, actor=by),
         transfer,
         actor,
+        before=None if approval is None else approval.take,
     )
     return Movement(record, (transfer,), await player_balance(store, account))
 

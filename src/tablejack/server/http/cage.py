@@ -5,7 +5,17 @@
   once, under the money policy). An unknown or forged number is refused and audited.
 * ``POST /api/cage/vouchers/sell {amount}`` (cashier): a voucher sold for cash — its number and
   validation code, once, for the cashier to print (``voucher_sold``, under the money policy).
-* ``GET /api/cage/report?day=`` (cashier, supervisor): the cage's movements of a gaming day.
+  Above the floor's ``voucher_sale_approval_limit`` nothing moves: the answer (202) is a pending
+  request for a supervisor.
+* ``GET /api/cage/report?day=`` (cashier, supervisor): the cage's movements of a gaming day,
+  per cashier, and the drawers (a cashier sees only his own).
+* ``GET /api/cage/approvals`` (cashier: his own requests; supervisor: all), ``POST
+  /api/cage/approvals/{id}/approve`` and ``…/refuse {reason}`` (a supervisor who is not the
+  requester): dual control of a credit, a voucher sale or a hand pay above its threshold
+  (:mod:`tablejack.store.approvals`); the movement is written on approval, once.
+* ``GET /api/cage/drawer``, ``POST /api/cage/drawer/open {opening}``, ``POST
+  /api/cage/drawer/close {counted}`` (cashier): his drawer — its float, movements, what it
+  should hold, and at the close the count and the variance (:mod:`tablejack.store.drawers`).
 * ``POST /api/floor/vouchers/ticket {code}``: the printable ticket of a voucher (HTML with the
   validation number as a barcode), for the player whose game account it was cashed out of, or
   for the cage (cashier, supervisor); anyone else is refused and audited.
@@ -15,17 +25,20 @@ A validation number is a bearer secret, so it travels in a request's body, never
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, HTTPException, Path, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import Field
 
+from tablejack.server import visibility
+from tablejack.server.duties.accounts import booked
 from tablejack.server.http.access import Strict, Who, floor_of, floor_refusal, need, refuse
-from tablejack.server.support.contract import Whole
-from tablejack.server.support.text import SafeText
+from tablejack.server.links import interface as links
+from tablejack.server.support.contract import AMOUNT_MAX, Whole
+from tablejack.server.support.text import REFUSE_CONTROL_CHARACTERS, SafeText
 from tablejack.server.support.ticket import ticket_escpos, ticket_html
-from tablejack.store import cage, meters_report
+from tablejack.store import approvals, cage, drawers, meters_report
 from tablejack.store.vouchers import (
     VOUCHER_RULE,
     FloorRefusedError,
@@ -43,6 +56,10 @@ REFUSED: dict[int | str, dict[str, Any]] = {
     403: {"description": "The role may not (refused and audited)."},
     422: {"description": "The body or a parameter is not valid."},
 }
+
+
+REASON = r"^[^\u0000-\u001f\u007f]*[^\s\u0000-\u001f\u007f][^\u0000-\u001f\u007f]*$"
+"""A reason's pattern: not blank, and no control character (the published schema says both)."""
 
 
 class CodeBody(Strict):
@@ -63,6 +80,42 @@ class SaleBody(Strict):
     """A voucher sold for cash at the cage: its amount in cents."""
 
     amount: Whole = Field(gt=0, le=10**11)
+
+
+class RefusalBody(Strict):
+    """Why a supervisor refuses a request (required: a refusal names its reason)."""
+
+    reason: Annotated[
+        str,
+        REFUSE_CONTROL_CHARACTERS,  # first: a control character is refused as such
+        Field(min_length=1, max_length=200, pattern=REASON, json_schema_extra={"pattern": REASON}),
+    ]
+
+
+class OpeningBody(Strict):
+    """A drawer's opening float, in cents."""
+
+    opening: Whole = Field(ge=0, le=AMOUNT_MAX)
+
+
+class CountBody(Strict):
+    """A drawer's counted cash at its close, in cents."""
+
+    counted: Whole = Field(ge=0, le=AMOUNT_MAX)
+
+
+DECIDED: dict[int | str, dict[str, Any]] = {
+    **REFUSED,
+    404: {"description": "No such request (audited)."},
+    409: {
+        "description": "Already decided, the requester's own, or the movement refused (audited)."
+    },
+}
+DRAWER: dict[int | str, dict[str, Any]] = {
+    **REFUSED,
+    409: {"description": "A drawer already open, or none to close (audited)."},
+}
+RequestId = Annotated[int, Path(ge=1, le=2**62, description="The request's number.")]
 
 
 def _cash_desk(who: Any) -> bool:
@@ -124,16 +177,27 @@ async def lookup_voucher(request: Request, body: CodeBody, who: Who) -> dict[str
     "/api/cage/vouchers/sell",
     responses={
         **REFUSED,
+        202: {"description": "Above the sale approval limit: a request waits for a supervisor."},
         409: {"description": "Above the floor's voucher limit (audited)."},
     },
 )
-async def sell(request: Request, body: SaleBody, who: Who) -> dict[str, Any]:
+async def sell(request: Request, response: Response, body: SaleBody, who: Who) -> dict[str, Any]:
     """A voucher sold for cash (cashier): the cage takes the amount in cash and the vouchers
     outstanding grow by it (``voucher_sold``); the answer carries the voucher's number and its
     validation code — once — for the ticket the cashier prints and hands over. Any terminal of
-    the floor redeems it once; above the voucher limit the sale is refused."""
+    the floor redeems it once; above the voucher limit the sale is refused; above the
+    ``voucher_sale_approval_limit`` it waits for a supervisor (202, the request)."""
     await need(request, who, "sell_voucher")
+    store = floor_of(request).store
     try:
+        if await approvals.sale_needs_approval(store, body.amount):
+            limit = int((await floor_settings(store))["voucher_limit"])
+            if body.amount <= limit:
+                asked = await approvals.request(
+                    store, "voucher_sale", body.amount, actor=who.actor()
+                )
+                response.status_code = 202
+                return {"ok": True, "pending": True, "request": asked.to_json()}
         movement = await sell_voucher(floor_of(request).store, body.amount, actor=who.actor())
     except FloorRefusedError as refusal:
         raise floor_refusal(refusal) from None
@@ -160,7 +224,99 @@ async def cage_report(
         start, end = meters_report.day_bounds(chosen, hour)
     except ValueError:
         raise HTTPException(409, f"{chosen!r} is not a gaming day (YYYY-MM-DD).") from None
-    return {"gaming_day": chosen, **await cage.cage_report(floor.store, start, end)}
+    report = {"gaming_day": chosen, **await cage.cage_report(floor.store, start, end)}
+    return visibility.cage_report(visibility.Viewer.of(who), report)
+
+
+@router.get("/api/cage/approvals", responses=REFUSED)
+async def approval_queue(
+    request: Request,
+    who: Who,
+    status: str = Query(default="pending", pattern=r"^(pending|approved|refused|all)$"),
+) -> dict[str, Any]:
+    """The approval queue (dual control): the requests of a ``status`` (default ``pending``;
+    ``all``), newest first — who asked, what, when, and who decided. A supervisor sees every
+    request; a cashier only his own (the information policy)."""
+    await need(request, who, "read_approvals")
+    store = floor_of(request).store
+    found = await approvals.requests(store, status=None if status == "all" else status)
+    rows = visibility.cage_requests(visibility.Viewer.of(who), [r.to_json() for r in found])
+    return {"requests": rows, "rule": approvals.APPROVAL_RULE}
+
+
+@router.post("/api/cage/approvals/{request_id}/approve", responses=DECIDED)
+async def approve(request: Request, request_id: RequestId, who: Who) -> dict[str, Any]:
+    """Approve a pending request (a supervisor who is not its requester): its movement is
+    written now, once, as the requester's with the approval recorded (a voucher sale's answer
+    carries the voucher's validation code, once, for its ticket)."""
+    await need(request, who, "decide_approval")
+    floor = floor_of(request)
+    try:
+        decision = await approvals.approve(floor.store, request_id, actor=who.actor())
+    except FloorRefusedError as refusal:
+        status = 404 if refusal.code == "unknown" else None
+        error = floor_refusal(refusal)
+        raise HTTPException(status or error.status_code, error.detail) from None
+    done = decision.request
+    out: dict[str, Any] = {"ok": True, "request": done.to_json()}
+    if decision.movement is not None:
+        out["movement"] = booked(floor, decision.movement)
+        if done.kind == "hand_pay":
+            links.notify(floor, done.terminal, "handpay_paid")
+    elif decision.record is not None:
+        if done.account in floor.balances:
+            floor.balances[done.account] += done.amount
+        out["movement"] = {"log": decision.record.round_id, "seq": decision.record.seq}
+    return out
+
+
+@router.post("/api/cage/approvals/{request_id}/refuse", responses=DECIDED)
+async def refuse_request(
+    request: Request, request_id: RequestId, body: RefusalBody, who: Who
+) -> dict[str, Any]:
+    """Refuse a pending request with a reason (a supervisor who is not its requester); nothing
+    moves, and the refusal is recorded."""
+    await need(request, who, "decide_approval")
+    try:
+        decision = await approvals.refuse(
+            floor_of(request).store, request_id, body.reason, actor=who.actor()
+        )
+    except FloorRefusedError as refusal:
+        status = 404 if refusal.code == "unknown" else None
+        error = floor_refusal(refusal)
+        raise HTTPException(status or error.status_code, error.detail) from None
+    return {"ok": True, "request": decision.request.to_json()}
+
+
+@router.get("/api/cage/drawer", responses=REFUSED)
+async def my_drawer(request: Request, who: Who) -> dict[str, Any]:
+    """The cashier's open drawer — its float, its movements so far and what it should hold
+    (``drawer`` null: none open)."""
+    await need(request, who, "cage_drawer")
+    return {"drawer": await drawers.open_drawer_of(floor_of(request).store, who.subject)}
+
+
+@router.post("/api/cage/drawer/open", responses=DRAWER)
+async def open_drawer(request: Request, body: OpeningBody, who: Who) -> dict[str, Any]:
+    """Open the cashier's drawer with its float (cents); one open drawer per cashier."""
+    await need(request, who, "cage_drawer")
+    try:
+        found = await drawers.open_drawer(floor_of(request).store, body.opening, actor=who.actor())
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+    return {"drawer": found}
+
+
+@router.post("/api/cage/drawer/close", responses=DRAWER)
+async def close_drawer(request: Request, body: CountBody, who: Who) -> dict[str, Any]:
+    """Count and close the cashier's drawer: the counted cents, what it should hold (its float
+    plus the cash taken in less the cash paid out) and the variance."""
+    await need(request, who, "cage_drawer")
+    try:
+        found = await drawers.close_drawer(floor_of(request).store, body.counted, actor=who.actor())
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+    return {"drawer": found}
 
 
 @router.post(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException, Request, Response
 from pydantic import Field
 
 from tablejack.server.duties.accounts import booked, cash_out_refusal, in_play, in_play_words
@@ -39,8 +39,8 @@ from tablejack.server.support.auth import DEVICE_COOKIE, AuthRefusedError, Princ
 from tablejack.server.support.contract import AMOUNT_MAX, Whole
 from tablejack.server.support.text import SafeText, printable
 from tablejack.server.table import RefusedError
+from tablejack.store import approvals, validator, vouchers
 from tablejack.store import credentials as creds
-from tablejack.store import validator, vouchers
 from tablejack.store.validator import PROOF_RULE
 from tablejack.store.vouchers import VOUCHER_RULE, FloorRefusedError, floor_settings
 
@@ -318,14 +318,44 @@ async def voucher_in(request: Request, body: VoucherIn, who: Who) -> dict[str, A
     return answer
 
 
-@router.post("/api/floor/hand-pay")
-async def hand_pay(request: Request, body: HandPay, who: Who) -> dict[str, Any]:
+@router.post(
+    "/api/floor/hand-pay",
+    responses={
+        202: {"description": "Above the hand-pay limit: a request waits for a supervisor."},
+        401: {"description": "No credential, or one unknown, expired or revoked."},
+        403: {"description": "The role may not (refused and audited)."},
+        409: {
+            "description": "Refused by the rule it names, e.g. a terminal the floor has not "
+            "registered (audited); nothing moved."
+        },
+        422: {"description": "The body is not valid."},
+    },
+)
+async def hand_pay(request: Request, response: Response, body: HandPay, who: Who) -> dict[str, Any]:
     """An attendant-paid jackpot or cancelled credit (605a.5(d)) from a player's game
-    account, paid by the cage (cashier) up to the hand-pay limit, by a supervisor above it
-    (605a.4(d)); a dealer may not pay out."""
+    account at a terminal the floor has registered, paid by the cage (cashier) or a
+    supervisor up to the hand-pay limit; above it nothing moves until a supervisor other than
+    the requester approves it (202, the pending request; ``/api/cage/approvals``, 605a.4(d)).
+    A dealer may not pay out."""
     floor = floor_of(request)
     await need(request, who, "hand_pay")
     try:
+        above = await vouchers.check_hand_pay(
+            floor.store, body.account, body.terminal, body.amount, body.kind, actor=who.actor()
+        )
+        if above:
+            asked = await approvals.request(
+                floor.store,
+                "hand_pay",
+                body.amount,
+                actor=who.actor(),
+                account=body.account,
+                terminal=body.terminal,
+                detail=body.kind,
+                reason=body.reason,
+            )
+            response.status_code = 202
+            return {"ok": True, "pending": True, "request": asked.to_json()}
         movement = await vouchers.hand_pay(
             floor.store,
             body.account,

@@ -11,7 +11,7 @@ log (:func:`refused_http`).
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import PlainTextResponse
@@ -22,7 +22,7 @@ from tablejack.server.socket.proxy import floor_tables
 from tablejack.server.support.auth import Principal
 from tablejack.server.support.contract import Whole
 from tablejack.server.support.protocol import PROTOCOL_VERSION
-from tablejack.server.support.text import SafeText
+from tablejack.server.support.text import REFUSE_CONTROL_CHARACTERS, SafeText
 from tablejack.server.table import RefusedError
 from tablejack.server.visibility import Viewer
 from tablejack.store.policy import PERMISSIONS
@@ -34,6 +34,10 @@ log = logging.getLogger("tablejack.server")
 router = APIRouter()
 
 
+REASON = r"^[^\u0000-\u001f\u007f]*[^\s\u0000-\u001f\u007f][^\u0000-\u001f\u007f]*$"
+"""A reason's pattern: not blank, and no control character (the published schema says both)."""
+
+
 class DealerBody(Strict):
     """A dealer console command."""
 
@@ -42,9 +46,14 @@ class DealerBody(Strict):
 
 
 class VoidBody(Strict):
-    """Why a round is voided."""
+    """Why a round is voided: required, and not blank (a void that refunds money names its
+    reason, PA 605a.4(d))."""
 
-    reason: SafeText = Field(default="voided by the supervisor", max_length=200)
+    reason: Annotated[
+        str,
+        REFUSE_CONTROL_CHARACTERS,  # first: a control character is refused as such
+        Field(min_length=1, max_length=200, pattern=REASON, json_schema_extra={"pattern": REASON}),
+    ]
 
 
 class ManualEntryBody(Strict):

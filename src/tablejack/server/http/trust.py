@@ -14,7 +14,9 @@ checkpoints — plus the task that takes the checkpoints while the server runs.
 * ``/api/tokens``: the operator issues credentials (the secret is in the answer, once); a
   supervisor or the operator lists and revokes them. A revocation closes the sockets that use
   the credential (or its terminal) at once.
-* ``/api/cage/…``: the cashier opens game accounts, sells credit and pays vouchers.
+* ``/api/cage/…``: the cashier opens game accounts, sells credit and pays vouchers; a credit
+  above the floor's ``credit_approval_limit`` waits for a supervisor's approval (202, the
+  request in the answer; :mod:`tablejack.store.approvals`).
 * ``/api/checkpoints``: the signed checkpoints; a supervisor or the operator may take one now.
 """
 
@@ -43,7 +45,7 @@ from tablejack.server.http.access import (
 from tablejack.server.support.auth import DEVICE_COOKIE, SESSION_COOKIE, AuthRefusedError
 from tablejack.server.support.contract import Limit, Whole
 from tablejack.server.support.text import REFUSE_CONTROL_CHARACTERS, SafeText
-from tablejack.store import StoreError
+from tablejack.store import StoreError, approvals
 from tablejack.store import credentials as creds
 from tablejack.store.checkpoints import Checkpointer, newest_checkpoints
 from tablejack.store.policy import Actor, Role
@@ -318,7 +320,16 @@ async def revoke_token(request: Request, credential_id: str, who: Who) -> dict[s
     return {"revoked": ids, "closed_sockets": closed}
 
 
-@router.post("/api/cage/players")
+CAGE_REFUSED: dict[int | str, dict[str, Any]] = {
+    400: {"description": "A token in the URL (refused and audited)."},
+    401: {"description": "No credential, or one unknown, expired or revoked."},
+    403: {"description": "The role may not (refused and audited)."},
+    409: {"description": "Refused by the rule it names (audited); nothing moved."},
+    422: {"description": "The body is not valid."},
+}
+
+
+@router.post("/api/cage/players", responses=CAGE_REFUSED)
 async def open_account(request: Request, body: AccountBody, who: Who) -> dict[str, Any]:
     """Open a player's game account (cashier)."""
     floor = floor_of(request)
@@ -332,15 +343,33 @@ async def open_account(request: Request, body: AccountBody, who: Who) -> dict[st
     return {"account": body.player, "created": created}
 
 
-@router.post("/api/cage/credit")
-async def sell_credit(request: Request, body: CreditBody, who: Who) -> dict[str, Any]:
-    """Credit sold for cash at the cage (cashier): cage → the player's game account."""
+@router.post(
+    "/api/cage/credit",
+    responses={
+        **CAGE_REFUSED,
+        202: {"description": "Above the credit approval limit: a request waits for a supervisor."},
+    },
+)
+async def sell_credit(
+    request: Request, response: Response, body: CreditBody, who: Who
+) -> dict[str, Any]:
+    """Credit sold for cash at the cage (cashier): cage → the player's game account. Above the
+    floor's ``credit_approval_limit`` nothing moves: the answer (202) is the pending request a
+    supervisor other than the cashier approves or refuses (``/api/cage/approvals``)."""
     floor = floor_of(request)
     await need(request, who, "sell_credit")
     try:
+        if await approvals.credit_needs_approval(floor.store, body.amount):
+            asked = await approvals.request(
+                floor.store, "credit", body.amount, actor=who.actor(), account=body.account
+            )
+            response.status_code = 202
+            return {"ok": True, "pending": True, "request": asked.to_json()}
         record = await floor.store.fund(
             body.account, body.amount, "credit sold at the cage", actor=who.actor()
         )
+    except FloorRefusedError as refused:
+        raise floor_refusal(refused) from None
     except StoreError as error:
         refusal = refusal_of(error)
         raise await refuse(request, who, refusal.code, refusal.message, refusal.rule, 409) from None
@@ -349,7 +378,7 @@ async def sell_credit(request: Request, body: CreditBody, who: Who) -> dict[str,
     return {"ok": True, "log": record.round_id, "seq": record.seq, "amount": body.amount}
 
 
-@router.post("/api/cage/vouchers")
+@router.post("/api/cage/vouchers", responses=CAGE_REFUSED)
 async def cash_voucher(request: Request, body: VoucherBody, who: Who) -> dict[str, Any]:
     """A voucher cashed at the cage (cashier), once."""
     floor = floor_of(request)
