@@ -65,7 +65,7 @@ from tablejack.server.support.logs import RequestIds
 from tablejack.server.support.protocol import PROTOCOL_VERSION
 from tablejack.server.table import TableConfig
 from tablejack.store import Store
-from tablejack.store.checkpoints import Checkpointer, uncovered_streams
+from tablejack.store.checkpoints import Checkpointer, CheckpointLockBusyError, uncovered_streams
 from tablejack.store.keys import load_private_key
 from tablejack.store.leases import floor_hop_key
 
@@ -76,6 +76,11 @@ log = logging.getLogger("tablejack.server")
 SIGNING_STOP_SECONDS = 30.0
 """How long a shutdown waits for the checkpoint signer to finish the checkpoint it is writing
 (a database that does not answer: then it is cancelled)."""
+
+START_LOCK_WAIT_SECONDS = 2.0
+"""How long the start's checkpoint waits for another process's checkpoint to end before it
+leaves its work to the signer's first turn: a process of the floor frozen in the middle of its
+checkpoint (``SIGSTOP``) holds the lock until it is continued, and a start never waits on it."""
 
 Setup = Callable[[Floor], Awaitable[None]]
 
@@ -219,7 +224,10 @@ def create_app(
                 except Exception:
                     log.exception("the checkpoint signer failed")
             if checkpointer is not None:  # everything written is signed before the door shuts
-                await checkpointer.checkpoint("shutdown")
+                try:
+                    await checkpointer.checkpoint("shutdown")
+                except CheckpointLockBusyError as busy:  # another process's signs it
+                    log.warning("no checkpoint at shutdown: %s", busy)
             await app.state.gate.close()  # the audit rows of bad input still open
             if lease_store is not None:
                 await lease_store.close()
@@ -293,9 +301,15 @@ def create_app(
 
 async def start_checkpoint(floor: Floor, checkpointer: Checkpointer) -> None:
     """At start: sign what the log holds beyond the last checkpoint (the tail a crash left),
-    and say so in the audit log."""
+    and say so in the audit log. Another process of the floor holding the checkpoint lock for
+    :data:`START_LOCK_WAIT_SECONDS` (frozen mid-checkpoint) does not hold the start up: the
+    signer's first turn signs the tail then (logged)."""
     uncovered = await uncovered_streams(floor.store)
-    made = await checkpointer.checkpoint("start")
+    try:
+        made = await checkpointer.checkpoint("start", lock_wait=START_LOCK_WAIT_SECONDS)
+    except CheckpointLockBusyError as busy:
+        log.warning("no checkpoint at start, left to the signer's next turn: %s", busy)
+        return
     if made is not None and uncovered:
         await floor.store.audit(
             "checkpoint",

@@ -41,15 +41,18 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from sqlalchemy import bindparam, func, select, text, update
+from sqlalchemy.exc import DBAPIError
 
 from tablejack.store.chain import GENESIS, canonical
-from tablejack.store.db import Store
+from tablejack.store.db import Store, StoreError
 from tablejack.store.keys import key_id
 from tablejack.store.models import CHECKPOINT_HEADS, CHECKPOINTS, ROUNDS
 from tablejack.store.records import now_us
 
 __all__ = [
+    "LOCK_WAIT_SECONDS",
     "REASONS",
+    "CheckpointLockBusyError",
     "CheckpointRecord",
     "Checkpointer",
     "leaf",
@@ -65,7 +68,19 @@ log = logging.getLogger("tablejack.store")
 
 REASONS = ("start", "interval", "events", "gaming_day_close", "shutdown", "key_rotation", "manual")
 """Why a checkpoint was taken."""
-_ADVISORY_LOCK = 0x74_6A_63_6B  # 'tjck': one checkpointer at a time across processes
+_ADVISORY_LOCK = 0x74_6A_63_6B
+"""'tjck': one checkpointer at a time across the processes of a floor, with the hash of the
+schema's name as the lock's second key (floors in other schemas of a database do not wait)."""
+LOCK_WAIT_SECONDS = 10.0
+"""How long a checkpoint waits at most for another process's checkpoint to end (PostgreSQL)."""
+
+
+class CheckpointLockBusyError(StoreError):
+    """Another process of the floor held the checkpoint lock for longer than the wait: no
+    checkpoint was taken (the next one covers what this one would have). A process frozen in
+    the middle of its checkpoint (``SIGSTOP``) keeps the lock until it is continued or ends: its
+    session is not idle in a transaction but in the middle of a statement, which PostgreSQL
+    neither times out nor ends."""
 
 
 def leaf(stream: str, seq: int, digest: str) -> bytes:
@@ -179,23 +194,44 @@ class Checkpointer:
             )
         return None if row is None else _record(row)
 
-    async def checkpoint(self, reason: str, *, force: bool = False) -> CheckpointRecord | None:
+    async def checkpoint(
+        self, reason: str, *, force: bool = False, lock_wait: float = LOCK_WAIT_SECONDS
+    ) -> CheckpointRecord | None:
         """Sign the heads of every stream that moved since the last checkpoint (none moved and
-        not ``force``: no checkpoint). The database holds it before the file does."""
+        not ``force``: no checkpoint). The database holds it before the file does. On
+        PostgreSQL one process of a floor checkpoints at a time: :class:`CheckpointLockBusyError`
+        when another held the checkpoint lock for ``lock_wait`` seconds (nothing written)."""
         if reason not in REASONS:
             raise ValueError(f"A checkpoint's reason is one of {REASONS}, not {reason!r}.")
         checked = time.time()
-        made = await self._write(reason, force)
+        made = await self._write(reason, force, lock_wait)
         self.checked_at = checked
         await self.sync_file()
         return made
 
-    async def _write(self, reason: str, force: bool) -> CheckpointRecord | None:
+    async def _write(self, reason: str, force: bool, lock_wait: float) -> CheckpointRecord | None:
+        store = self.store
+        try:
+            return await self._write_locked(reason, force, lock_wait)
+        except DBAPIError as error:
+            if store.dialect == "postgresql" and "lock timeout" in str(error.orig):
+                raise CheckpointLockBusyError(
+                    f"Another process held the checkpoint lock (or a round's row) for more than "
+                    f"{lock_wait:g} s: no checkpoint now (the next one covers this one's heads)."
+                ) from None
+            raise
+
+    async def _write_locked(
+        self, reason: str, force: bool, lock_wait: float
+    ) -> CheckpointRecord | None:
         store = self.store
         async with store.transaction() as connection:
-            if store.dialect == "postgresql":
+            if store.dialect == "postgresql":  # bounded: a holder may be frozen mid-statement
+                wait_ms = max(1, int(lock_wait * 1000))
+                await connection.execute(text(f"SET LOCAL lock_timeout = '{wait_ms}ms'"))
                 await connection.execute(
-                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": _ADVISORY_LOCK}
+                    text("SELECT pg_advisory_xact_lock(:key, hashtext(current_schema()))"),
+                    {"key": _ADVISORY_LOCK},
                 )
             last = (
                 (
