@@ -3,8 +3,8 @@ lock** (:mod:`tablejack.store.leases`): ``floor_members.life_key`` is its key, s
 the process end — its session ends, the lock goes — and take its tables at once. NULL: a
 member that holds none (judged by its leases' expiry alone).
 
-Revision ID: 0010_h6
-Revises: 0009
+Revision ID: 0012
+Revises: 0011
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0010_h6"
-down_revision = "0009"
+revision = "0012"
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 
