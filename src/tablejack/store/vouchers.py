@@ -72,6 +72,7 @@ __all__ = [
     "check_terminal_id",
     "floor_settings",
     "hand_pay",
+    "host_ticket_refusal",
     "make_validation_code",
     "normalise_code",
     "pay_voucher",
@@ -473,7 +474,9 @@ async def _find_voucher(
     clean = _normalise(code)
     if system is not None:
         check_system_code(clean, system)
-    elif not check_code(clean):
+    else:
+        await _not_a_host_ticket(store, clean)
+    if system is None and not check_code(clean):
         raise FloorRefusedError(
             "forged",
             f"Validation code {code[:24]!r} is not a valid voucher code ({VOUCHER_RULE}).",
@@ -510,6 +513,29 @@ async def _find_voucher(
             VOUCHER_RULE,
         )
     return dict(row)
+
+
+def host_ticket_refusal(row: Mapping[str, Any]) -> FloorRefusedError:
+    """The refusal of a ticket a host validated, asked to be paid by its number alone (at a
+    terminal without that host, or at the cage)."""
+    return FloorRefusedError(
+        "host",
+        f"Voucher {voucher_number(int(row['id']))} was validated by the casino system "
+        f"({str(row['validated_by'])[:32]}); it is paid only through that system's "
+        f"redemption at a terminal linked to it, never by its number elsewhere "
+        f"({VOUCHER_RULE}, system validation).",
+        VOUCHER_RULE,
+    )
+
+
+async def _not_a_host_ticket(store: Store, clean: str) -> None:
+    """Refuse a code whose voucher a host validated: only the host redeems it (a number a
+    host chose — check digits and all — never pays by itself)."""
+    if len(clean) != 18 or not clean.isdigit():
+        return
+    row = await voucher_row(store, clean)
+    if row is not None and row["validated_by"] is not None:
+        raise host_ticket_refusal(row)
 
 
 def _take(row: Mapping[str, Any], account: str, where: str, at: int) -> Any:

@@ -34,19 +34,37 @@ from tablejack.server.floor.floor import Floor
 from tablejack.server.links.interface import Decision, Link, LinkRefusedError
 from tablejack.server.links.sas.framing import Message, crc16
 from tablejack.server.links.sas.machine import GamingMachine, HostRefusedError
-from tablejack.server.links.sas.transport import SerialLine, TcpLine, parse_endpoint
+from tablejack.server.links.sas.transport import (
+    LOOPBACK,
+    SerialLine,
+    TcpLine,
+    allowed,
+    parse_allow,
+    parse_endpoint,
+)
 from tablejack.store import Store
 from tablejack.store import links as store_links
 from tablejack.store import protections as store_protections
 from tablejack.store.meters_running import RunningMeters
 from tablejack.store.vouchers import FloorRefusedError, floor_settings, terminals
 
-__all__ = ["LINK_DOWN_SECONDS", "SasLink", "SasTerminal", "parse_spec"]
+__all__ = [
+    "LINK_DOWN_SECONDS",
+    "SasLink",
+    "SasTerminal",
+    "listens_beyond_loopback",
+    "parse_spec",
+]
 
 log = logging.getLogger("tablejack.sas")
 
+LINE_RULE = "PA 605a.5(a)"
+"""The clause a refused peer's audit entry names: the EWT talks to *the* central system."""
 LINK_DOWN_SECONDS = 5.0
 """SAS: a gaming machine not polled for five seconds has lost its host."""
+REFUSAL_AUDIT_SECONDS = 60.0
+"""A peer refused a TCP line is audited at most once in this time for one reason (every
+refusal is logged; the audit entry counts the ones in between)."""
 HOST_SECONDS = 10.0
 """How long a cash-out or a ticket waits for the host."""
 METER_SECONDS = 5.0
@@ -57,33 +75,59 @@ half this age, so it rarely is."""
 
 @dataclass(frozen=True, slots=True)
 class SasTerminal:
-    """``--sas TERMINAL=ENDPOINT[,address=N]``."""
+    """``--sas TERMINAL=ENDPOINT[,address=N][,allow=IP]...``: ``allow``, the addresses (or
+    networks) of the machine interface board allowed to hold a TCP endpoint (none given:
+    :data:`~tablejack.server.links.sas.transport.LOOPBACK`, this machine only)."""
 
     terminal: str
     endpoint: str
     address: int = 1
+    allow: tuple[str, ...] = ()
 
 
 def parse_spec(spec: str) -> SasTerminal:
     """A ``--sas`` value.
 
     >>> parse_spec("A1-EWT1=tcp://127.0.0.1:7001,address=3")
-    SasTerminal(terminal='A1-EWT1', endpoint='tcp://127.0.0.1:7001', address=3)
+    SasTerminal(terminal='A1-EWT1', endpoint='tcp://127.0.0.1:7001', address=3, allow=())
+    >>> parse_spec("A1-EWT1=tcp://0.0.0.0:7001,allow=10.1.2.3,allow=10.9.0.0/16").allow
+    ('10.1.2.3', '10.9.0.0/16')
     """
     terminal, sep, rest = spec.partition("=")
     endpoint, *options = rest.split(",")
     address = 1
+    allow: list[str] = []
     for option in options:
         key, _, value = option.partition("=")
-        if key.strip() != "address" or not value.strip().isdigit():
-            raise ValueError(f"a --sas option is address=N, not {option!r}")
-        address = int(value)
+        if key.strip() == "address" and value.strip().isdigit():
+            address = int(value)
+        elif key.strip() == "allow" and value.strip():
+            allow.append(value.strip())
+        else:
+            raise ValueError(f"a --sas option is address=N or allow=IP, not {option!r}")
     if not sep or not terminal.strip():
-        raise ValueError(f"--sas is TERMINAL=ENDPOINT[,address=N], not {spec!r}")
+        raise ValueError(f"--sas is TERMINAL=ENDPOINT[,address=N][,allow=IP]..., not {spec!r}")
     if not 1 <= address <= 127:
         raise ValueError(f"a SAS address is 1 to 127, not {address}")
-    parse_endpoint(endpoint.strip())
-    return SasTerminal(terminal.strip(), endpoint.strip(), address)
+    kind, _ = parse_endpoint(endpoint.strip())
+    if allow and kind != "tcp":
+        raise ValueError(f"allow= is for a TCP endpoint, not {endpoint.strip()!r}")
+    parse_allow(allow)
+    return SasTerminal(terminal.strip(), endpoint.strip(), address, tuple(allow))
+
+
+def listens_beyond_loopback(entry: SasTerminal) -> bool:
+    """Does ``entry``'s TCP endpoint listen on an address other than this machine's own?
+
+    >>> listens_beyond_loopback(parse_spec("T=tcp://0.0.0.0:7001"))
+    True
+    >>> listens_beyond_loopback(parse_spec("T=tcp://127.0.0.1:7001"))
+    False
+    """
+    kind, where = parse_endpoint(entry.endpoint)
+    if kind != "tcp":
+        return False
+    return where[0] != "localhost" and not allowed(where[0], LOOPBACK)
 
 
 class _MeterReader:
@@ -197,6 +241,7 @@ class SasLink(Link):
         self._games: dict[str, str | None] = {}
         self._locks: dict[str, set[str]] = {}
         self._tables: dict[str, str] = {}
+        self._refusals: dict[tuple[str, str, str], tuple[float, int]] = {}
         self.system = "sas"
 
     # the interface
@@ -212,7 +257,9 @@ class SasLink(Link):
         if self.reader is None:
             self.running = RunningMeters(floor.store)
         by_endpoint: dict[str, dict[int, GamingMachine]] = {}
+        allow: dict[str, list[str]] = {}
         for entry in self.config:
+            allow.setdefault(entry.endpoint, []).extend(entry.allow)
             machine = GamingMachine(
                 entry.terminal, entry.address, _Backend(self, entry.terminal), serial=entry.terminal
             )
@@ -229,13 +276,48 @@ class SasLink(Link):
             else:
                 kind, where = parse_endpoint(endpoint)
                 if kind == "tcp":
-                    line = TcpLine(where[0], where[1], respond, now)
+                    line = TcpLine(
+                        where[0],
+                        where[1],
+                        respond,
+                        now,
+                        allow=parse_allow(allow[endpoint]) if allow[endpoint] else LOOPBACK,
+                        silent_seconds=self.link_down_seconds,
+                        refused=self._refused_by(endpoint, list(machines.values())),
+                    )
                 else:
                     line = SerialLine(where, respond, now)
             await line.start()
             self.lines.append(line)
         await self._load_state()
         self._watch = asyncio.get_running_loop().create_task(self._watching())
+
+    def _refused_by(self, endpoint: str, machines: list[GamingMachine]) -> Any:
+        """What a TCP line calls (in its thread) when it refuses a peer: the refusal audited
+        in the event loop, once per :data:`REFUSAL_AUDIT_SECONDS` for a peer and a reason."""
+        terminals = " ".join(machine.terminal for machine in machines)
+
+        def refused(peer: str, why: str) -> None:
+            loop = self.loop
+            key = (endpoint, peer, why.split(" by ", maxsplit=1)[0])
+            at = time.monotonic()
+            seen, count = self._refusals.get(key, (float("-inf"), 0))
+            if at - seen < REFUSAL_AUDIT_SECONDS:
+                self._refusals[key] = (seen, count + 1)
+                return
+            self._refusals[key] = (at, 0)
+            if loop is None or self.floor is None:
+                return
+            more = f" ({count} more since the last entry)" if count else ""
+            message = f"SAS line {endpoint} refused the peer {peer}: {why}{more}"
+            asyncio.run_coroutine_threadsafe(
+                self.floor.store.audit(
+                    "sas_refused", message, actor=f"peer:{peer}", terminal=terminals, rule=LINE_RULE
+                ),
+                loop,
+            )
+
+        return refused
 
     def _responder(self, machines: dict[int, GamingMachine]) -> tuple[Any, Any]:
         async def respond(message: Message) -> bytes | None:
