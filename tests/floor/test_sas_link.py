@@ -402,7 +402,13 @@ def test_605a5a_a_bad_sas_option_stops_serve_before_it_starts(tmp_path: Any) -> 
 
     from tablejack.cli import app
 
-    for bad in ("EWT-1", "EWT-1=ftp://x", "EWT-1=tcp://127.0.0.1:7001,address=128"):
+    for bad in (
+        "EWT-1",
+        "EWT-1=ftp://x",
+        "EWT-1=tcp://127.0.0.1:7001,address=128",
+        "EWT-1=tcp://127.0.0.1:7001,allow=the-board",  # allow= is an address or a network
+        "EWT-1=/dev/ttyS1,allow=10.0.0.1",  # allow= is for a TCP line
+    ):
         result = CliRunner().invoke(
             app, ["serve", "--db", str(tmp_path / "x.db"), "--unsigned", "--sas", bad]
         )
@@ -417,6 +423,13 @@ def test_605a5a_a_bad_sas_option_stops_serve_before_it_starts(tmp_path: Any) -> 
         app, ["serve", "--db", str(tmp_path / "x.db"), "--unsigned", "--tables", str(tables)]
     )
     assert twice.exit_code == 2 and "one SAS link" in twice.output
+    tables.write_text(
+        '[[sas]]\nterminal = "EWT-1"\nendpoint = "tcp://127.0.0.1:7001"\nallow = "10.0.0.300"\n'
+    )
+    allow = CliRunner().invoke(
+        app, ["serve", "--db", str(tmp_path / "x.db"), "--unsigned", "--tables", str(tables)]
+    )
+    assert allow.exit_code == 2 and "allow=" in allow.output
 
 
 def test_605a5a_host_lost_locks_the_terminal_when_the_floor_requires_the_link(
