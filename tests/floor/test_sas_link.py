@@ -647,3 +647,68 @@ def test_605a5a_polls_and_meter_reads_are_answered_while_the_event_loop_is_busy(
     assert answered < 1.0, answered
     assert answered + disabled_after >= 1.0  # the disable waited for the loop
     assert meters == {0x00: expected["coin_in"], 0x01: expected["coin_out"], 0x05: 1}
+
+
+def verified(client: Any, kit: Any) -> dict[str, Any]:
+    report: dict[str, Any] = client.get("/api/verify-log", headers=kit.auth("super")).json()
+    assert report["ok"] is True, report
+    return report
+
+
+def test_605a5c_floor_wide_tito_a_casino_systems_ticket_is_credited_once_from_the_system(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    """A ticket the floor does not know (the casino system validated it for a slot machine) is
+    offered to the host at the terminal (exception 67, LP 70/71) and credited when the host
+    approves it, for the host's amount, from the floor's account with that system; the host
+    saying it again does not pay it twice."""
+    client = make_client(backend=backend)
+    link = start_link(client, ("EWT-1", 1))
+    ticket = "019876543210987654"  # a slot machine's ticket, validated by system 01
+    with TitoHost(endpoint(link), addresses=(1,), approve_always=True) as host:
+        host.tickets[ticket] = 2500
+        ann = kit.session(client, "ann", "EWT-1", "A1")
+        paid = client.post("/api/floor/voucher-in", json={"code": ticket}, headers=ann)
+        assert paid.is_success, paid.text
+        assert kit.balance(client, "ann") == kit.credit + 2500
+        kit.eventually(lambda: host.statuses)
+        assert host.statuses == [0x00]  # the host reads: redeemed
+        again = client.post("/api/floor/voucher-in", json={"code": ticket}, headers=ann)
+        assert again.status_code == 409 and again.json()["detail"]["code"] == "redeemed"
+    assert kit.balance(client, "ann") == kit.credit + 2500
+    record = client.get(
+        f"/api/floor/vouchers/{paid.json()['voucher_number']}", headers=kit.auth("super")
+    ).json()
+    assert record["status"] == "redeemed" and record["validated_by"] == "sas:01"
+    assert record["account"] == "system:sas.01" and record["redeemed_terminal"] == "EWT-1"
+    verified(client, kit)
+
+
+def test_605a5c_floor_wide_tito_the_floors_ticket_redeemed_elsewhere_is_marked_so(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    """The host validated a floor ticket, then paid it elsewhere on its floor; inserted here
+    the host answers 'already redeemed' (LP 71 transfer code 84): the floor marks it redeemed
+    by the system and moves its amount from the vouchers outstanding to the system's account;
+    nothing is credited."""
+    client = make_client(backend=backend)
+    link = start_link(client, ("EWT-1", 1))
+    cat = kit.session(client, "cat", "EWT-1", "A1")
+    assert client.post("/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
+    with TitoHost(endpoint(link), addresses=(1,)) as host:
+        out = client.post("/api/floor/cash-out", json={"amount": 3000}, headers=cat).json()
+        code = out["validation_code"]
+        kit.eventually(lambda: code in host.tickets)
+        host.redeemed.add(code)  # a slot machine on the host's floor took it
+        ann = kit.session(client, "ann", "EWT-1", "A1")
+        refused = client.post("/api/floor/voucher-in", json={"code": code}, headers=ann)
+        assert refused.status_code == 409 and refused.json()["detail"]["code"] == "host"
+    assert kit.balance(client, "ann") == kit.credit
+    record = client.get(
+        f"/api/floor/vouchers/{out['voucher_number']}", headers=kit.auth("super")
+    ).json()
+    assert record["status"] == "redeemed" and record["redeemed_terminal"] == "sas:01"
+    assert record["redeemed_account"] == "system:sas.01"
+    audit = client.get("/api/audit", headers=kit.auth("super")).json()
+    assert any(entry["kind"] == "host_redeemed" for entry in audit)
+    verified(client, kit)

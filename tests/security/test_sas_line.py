@@ -185,3 +185,30 @@ def test_605a5c_a_host_validated_ticket_pays_only_through_the_host(
     assert record["status"] == "issued"
     audit = client.get("/api/audit", headers=kit.auth("super")).json()
     assert sum(entry["kind"] == "host" for entry in audit) >= 2
+
+
+def test_605a5c_a_casino_systems_ticket_pays_only_as_its_host_approves_within_the_limit(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    """A ticket the floor does not know pays only through a terminal's host (at a terminal
+    without one, or at the cage, it is no voucher), and a host approving one above the floor's
+    voucher limit is refused: nothing moves."""
+    client = make_client(backend=backend)
+    link = start_link(client, ("EWT-1", 1))
+    ticket = "015555555555555555"
+    bob = kit.session(client, "bob", "EWT-3", "A1")  # no SAS link
+    assert (
+        client.post("/api/floor/voucher-in", json={"code": ticket}, headers=bob).status_code == 409
+    )
+    assert kit.post(client, "/api/cage/vouchers", "cashier", code=ticket).status_code == 409
+    limit = client.get("/api/floor/settings", headers=kit.auth("operator")).json()
+    over = int(limit["voucher_limit"]) + 1
+    with TitoHost(endpoint(link), addresses=(1,)) as host:
+        host.tickets[ticket] = over
+        ann = kit.session(client, "ann", "EWT-1", "A1")
+        refused = client.post("/api/floor/voucher-in", json={"code": ticket}, headers=ann)
+        assert refused.status_code == 409 and refused.json()["detail"]["code"] == "limit"
+        kit.eventually(lambda: host.statuses)
+        assert host.statuses == [0x80]  # the host reads: rejected
+    assert kit.balance(client, "ann") == kit.credit
+    assert kit.balance(client, "bob") == kit.credit

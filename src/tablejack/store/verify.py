@@ -89,6 +89,8 @@ ACCOUNT_EVENTS = {
     "voucher_in": "voucher_in",
     "voucher_paid": "voucher_paid",
     "voucher_sold": "voucher_sold",
+    "host_voucher_in": "host_voucher_in",
+    "host_redeemed": "host_redeemed",
     "tip": "tip",
 }
 """Account-log events and the movement kind each books (a hand pay books its own kind)."""
@@ -479,8 +481,13 @@ class _Verification:
                 )
         if kind in ("voucher_out", "voucher_sold"):
             self.issued[str(payload.get("voucher"))] = {**payload, "where": where}
-        if kind in ("voucher_in", "voucher_paid"):
+        if kind in ("voucher_in", "voucher_paid", "host_redeemed"):
             self.redeemed[str(payload.get("voucher"))].append({**payload, "where": where})
+        if kind == "host_voucher_in":  # a casino system's ticket: recorded and redeemed at once
+            voucher = str(payload.get("voucher"))
+            account = payload.get("system_account")
+            self.issued[voucher] = {**payload, "account": account, "where": where}
+            self.redeemed[voucher].append({**payload, "where": where})
         if round_id == AUTH_LOG and kind.startswith("credential_"):
             self.credential_events[str(payload.get("credential"))].append(
                 {**payload, "kind": kind, "where": where}

@@ -62,6 +62,8 @@ LINE_RULE = "PA 605a.5(a)"
 """The clause a refused peer's audit entry names: the EWT talks to *the* central system."""
 LINK_DOWN_SECONDS = 5.0
 """SAS: a gaming machine not polled for five seconds has lost its host."""
+REDEEMED_ELSEWHERE = 0x84
+"""LP 71 transfer code: the ticket was already redeemed (the host's word on a ticket)."""
 REFUSAL_AUDIT_SECONDS = 60.0
 """A peer refused a TCP line is audited at most once in this time for one reason (every
 refusal is logged; the audit entry counts the ones in between)."""
@@ -372,7 +374,8 @@ class SasLink(Link):
         try:
             _, amount = await machine.insert_ticket(code, self.host_seconds)
         except HostRefusedError as error:
-            raise LinkRefusedError(error.message) from None
+            elsewhere = f"{self.system}:{code[:2]}" if error.code == REDEEMED_ELSEWHERE else None
+            raise LinkRefusedError(error.message, redeemed_elsewhere=elsewhere) from None
         return Decision(amount, f"{self.system}:{code[:2]}")
 
     def ticket_finished(self, terminal: str, amount: int | None) -> None:
