@@ -67,6 +67,8 @@ REDEEMED_ELSEWHERE = 0x84
 REFUSAL_AUDIT_SECONDS = 60.0
 """A peer refused a TCP line is audited at most once in this time for one reason (every
 refusal is logged; the audit entry counts the ones in between)."""
+SIGNATURE_SECONDS = 60.0
+"""How old the ROM signature computed ahead may be before LP 21 has it computed again."""
 HOST_SECONDS = 10.0
 """How long a cash-out or a ticket waits for the host."""
 METER_SECONDS = 5.0
@@ -188,6 +190,16 @@ class _Backend:
     async def rom_signature(self, seed: int) -> int:
         return await self.link.rom_signature(seed)
 
+    def rom_signature_now(self, seed: int) -> int | None:
+        return self.link.rom_signature_now(seed)
+
+    def enable_later(self, enabled: bool) -> bool | None:
+        loop = self.link.loop
+        if loop is None:
+            return None
+        asyncio.run_coroutine_threadsafe(self.link.set_enabled(self.terminal, enabled), loop)
+        return True
+
     async def reset_handpay(self) -> int:
         return 0x01  # the floor resets a handpay when the cage pays it (docs/sas.md)
 
@@ -244,6 +256,9 @@ class SasLink(Link):
         self._locks: dict[str, set[str]] = {}
         self._tables: dict[str, str] = {}
         self._refusals: dict[tuple[str, str, str], tuple[float, int]] = {}
+        self._enabling: dict[str, asyncio.Lock] = {}
+        self._signature: tuple[int, tuple[int, ...]] | None = None
+        self._signature_at = float("-inf")
         self.system = "sas"
 
     # the interface
@@ -270,6 +285,7 @@ class SasLink(Link):
             by_endpoint.setdefault(entry.endpoint, {})[entry.address] = machine
             machine.report("power_applied")
         await self.refresh_meters()  # the first snapshot, before any host is answered
+        await self.prepare_signature()  # LP 21 answered in the line's thread
         for endpoint, machines in by_endpoint.items():
             respond, now = self._responder(machines)
             line: TcpLine | SerialLine
@@ -466,6 +482,11 @@ class SasLink(Link):
         alone."""
         floor = self.floor
         assert floor is not None
+        # answered ahead in the line's thread, applied here in the order the host sent them
+        async with self._enabling.setdefault(terminal, asyncio.Lock()):
+            return await self._set_enabled(floor, terminal, enabled)
+
+    async def _set_enabled(self, floor: Floor, terminal: str, enabled: bool) -> bool:
         by = f"sas:{self.machines[terminal].address}"
         try:
             if enabled:
@@ -496,6 +517,36 @@ class SasLink(Link):
 
         data = await asyncio.to_thread(lambda: canonical_json(build_manifest()))
         return crc16(data, seed)
+
+    async def prepare_signature(self) -> None:
+        """Compute the ROM signature ahead, for every seed at once: the CRC is affine in its
+        initial value, so ``crc(data, seed) = crc(data, 0) ^ crc(zeros, seed)`` and the second
+        is the XOR of the basis ``crc(zeros, 1 << i)`` over the seed's bits."""
+        from tablejack.server.support.integrity import build_manifest, canonical_json
+
+        def compute() -> tuple[int, tuple[int, ...]]:
+            data = canonical_json(build_manifest())
+            zeros = bytes(len(data))
+            return crc16(data, 0), tuple(crc16(zeros, 1 << bit) for bit in range(16))
+
+        self._signature = await asyncio.to_thread(compute)
+        self._signature_at = time.monotonic()
+
+    def rom_signature_now(self, seed: int) -> int | None:
+        """Long poll 21 from a line's thread: the signature computed ahead (:meth:`prepare_signature`),
+        computed again in the background when it is older than :data:`SIGNATURE_SECONDS` (a
+        changed file shows within that time)."""
+        prepared = self._signature
+        if prepared is None:
+            return None
+        if time.monotonic() - self._signature_at > SIGNATURE_SECONDS and self.loop is not None:
+            self._signature_at = time.monotonic()  # one refresh at a time
+            asyncio.run_coroutine_threadsafe(self.prepare_signature(), self.loop)
+        base, basis = prepared
+        for bit in range(16):
+            if seed >> bit & 1:
+                base ^= basis[bit]
+        return base
 
     async def _load_state(self) -> None:
         assert self.floor is not None

@@ -24,7 +24,8 @@ link goes on (:class:`~tablejack.server.links.sas.framing.Framer`).
 poll and a long poll that only reads (from a fresh meters snapshot) are answered there
 (:data:`Immediate`), never behind the work of the floor's event loop; any other message (an
 effect: a disable, a validation number, a ticket) is handed to the event loop and its answer
-waited for, up to :data:`LOOP_SECONDS`.
+waited for within SAS's reply window (:data:`REPLY_SECONDS`): an answer that would be late is
+not sent — the host retries, and the retry gets the answer the event loop gave meanwhile.
 """
 
 from __future__ import annotations
@@ -73,8 +74,9 @@ Responder = Callable[[Message], Coroutine[Any, Any, bytes | None]]
 Immediate = Callable[[Message], tuple[bool, bytes | None]]
 """Answers a message at once, in the line's thread, if it can: ``(True, answer or None)``;
 ``(False, None)``: the message goes to the event loop's :data:`Responder`."""
-LOOP_SECONDS = 5.0
-"""How long a line waits for the event loop's answer to a message."""
+REPLY_SECONDS = 0.018
+"""SAS's reply window (20 ms from the host's message), less a margin for the write: an answer
+the event loop has not given by then is not sent (the host retries)."""
 SELECT_SECONDS = 0.1
 """How often a line's thread looks whether it is to stop."""
 WRITE_SECONDS = 1.0
@@ -161,6 +163,11 @@ class _Session:
         self.framer = Framer()
         self.respond, self.write, self.now, self.loop = respond, write, now, loop
         self.last = float("-inf")
+        self.pending: tuple[bytes, concurrent.futures.Future[bytes | None]] | None = None
+        """A message the event loop did not answer within the reply window, and its answer
+        to come (for the host's retry)."""
+        self.late = 0
+        """Answers not sent because they would have been late."""
 
     def received(self, data: bytes, *, wakeup: bool = False) -> None:
         at = time.monotonic()
@@ -169,25 +176,33 @@ class _Session:
         self.last = at
         for message in self.framer.feed(data, wakeup=wakeup):
             try:
-                reply = self._answer(message)
+                reply = self._answer(message, at)
             except Exception:  # a fault answering one message never ends the link
                 log.exception("SAS: answering %s", message)
                 continue
             if reply:
                 self.write(reply)
 
-    def _answer(self, message: Message) -> bytes | None:
+    def _answer(self, message: Message, at: float) -> bytes | None:
         if self.now is not None:
             handled, reply = self.now(message)
             if handled:
                 return reply
         future: concurrent.futures.Future[bytes | None]
-        future = asyncio.run_coroutine_threadsafe(self.respond(message), self.loop)
+        pending = self.pending
+        if pending is not None and pending[0] == message.raw:  # the host's retry: the same
+            future = pending[1]  # answer, once it is ready (its effect done once)
+        else:
+            future = asyncio.run_coroutine_threadsafe(self.respond(message), self.loop)
+        self.pending = None
         try:
-            return future.result(LOOP_SECONDS)
+            return future.result(max(0.0, at + REPLY_SECONDS - time.monotonic()))
         except concurrent.futures.TimeoutError:
-            future.cancel()
-            log.warning("SAS: no answer to %s within %s s", message, LOOP_SECONDS)
+            # better silent (the host retries) than an answer landing as the reply to the
+            # host's next poll; the event loop finishes it for the retry
+            self.pending = (message.raw, future)
+            self.late += 1
+            log.info("SAS: no answer to %s within %s s; not sent late", message, REPLY_SECONDS)
             return None
 
 
