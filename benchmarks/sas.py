@@ -195,8 +195,6 @@ async def _play(job: BotJob) -> list[tuple[float, float]]:
 
 def summary(samples: list[float]) -> dict[str, Any]:
     ordered = sorted(samples)
-    if not ordered:
-        return {"n": 0}
     return {
         "n": len(ordered),
         "p50_ms": percentile(ordered, 50),
