@@ -308,7 +308,7 @@ def test_every_staff_page_s_heading_names_its_role(
                 page.get_by_test_id("tab-settings").click()
                 row = page.get_by_test_id("setting-casino_name")
                 expect(row).to_contain_text("Casino name printed on vouchers")
-                page.get_by_test_id("setting-input-casino_name").fill('"Riverside Casino"')
+                page.get_by_test_id("setting-input-casino_name").fill("Riverside Casino")
                 page.get_by_test_id("setting-save-casino_name").click()
                 expect(page.get_by_test_id("setting-value-casino_name")).to_have_text(
                     "Riverside Casino"

@@ -1,8 +1,10 @@
 """The dealer console in Chromium at 1280×800 on every kind of table — hybrid version A and
-version B, classic (dealt by the card reader, cards typed on the console) and multi-action, and
+version B, classic (dealt by the card reader, cards typed on the console once a supervisor
+allowed entry by hand for the round) and multi-action, and
 an automated table — with no console error and no page error: the procedures, the shoe's count,
-the tilts and the next instruction on each; the controls an automated table does not take
-are hidden and the table's automation is said instead; a refusal shows beside its control.
+the tilts and the next instruction on each; a control is enabled only when the round can take
+it; the controls an automated table does not take are hidden and the table's automation is said
+instead; a refusal shows beside its control.
 
 Players wager through their own sockets (the terminal page has its own tests)."""
 
@@ -14,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import httpx
 import pytest
 
 from tablejack.core.rules import ClassicRules
@@ -155,11 +158,9 @@ def test_the_console_of_a_version_a_table_deals_a_round(server: str, browser_kit
             expect(page.get_by_test_id("virtual-note")).to_be_visible()
             common_panels(page)
             expect(page.get_by_test_id("shoe")).to_contain_text("Virtual shoe, 6 decks")
-            # a refusal shows beside the control that sent it
-            page.get_by_test_id("close-wagering").click()
-            expect(page.get_by_test_id("command-error")).to_contain_text("No round is open")
-            # the refusal names its rule once
-            assert page.get_by_test_id("command-error").inner_text().count("PA 633c.5(n)") == 1
+            # only what the round can take is offered: no round, nothing to close or count down
+            expect(page.get_by_test_id("close-wagering")).to_be_disabled()
+            expect(page.get_by_test_id("countdown-expired")).to_be_disabled()
             page.get_by_test_id("open-round").click()
             expect(page.get_by_test_id("command-error")).to_be_hidden()
             expect(page.get_by_test_id("next")).to_have_text(
@@ -241,12 +242,13 @@ def test_the_console_of_a_reader_table_takes_the_cards_the_table_asks_for(
             expect(page.get_by_test_id("shoe")).to_contain_text("No shoe loaded")
             for n in range(1, 8):
                 expect(page.get_by_test_id(f"position-{n}")).to_contain_text(f"Seat {n}")
-            # a code that is no card is refused beside the card box, before anything is sent
-            page.get_by_test_id("card-input").fill("ZZ")
-            page.get_by_test_id("read-card").click()
-            expect(page.get_by_test_id("card-error")).to_contain_text('"ZZ" is not a card code')
+            # entry by hand waits for a supervisor (PA 633c.5(j)); nothing to click before
+            expect(page.get_by_test_id("manual-note")).to_contain_text("supervisor's approval")
+            expect(page.get_by_test_id("card-input")).to_be_hidden()
+            expect(page.get_by_test_id("close-wagering")).to_be_disabled()
             page.get_by_test_id("open-round").click()
             expect(page.get_by_test_id("next")).to_contain_text("Wagering is open")
+            expect(page.get_by_test_id("open-round")).to_be_disabled()
             with player(server, "ann", "C1", 1) as ann, player(server, "bob", "C1", 2) as bob:
                 ann({"type": "position", "position": 1})
                 bob({"type": "position", "position": 2})
@@ -254,7 +256,19 @@ def test_the_console_of_a_reader_table_takes_the_cards_the_table_asks_for(
                 assert bob({"type": "wager", "kind": "blackjack", "amount": 1500})["ok"]
                 page.get_by_test_id("close-wagering").click()
                 expect(page.get_by_test_id("next")).to_have_text("Deal a card to seat 1.")
+                expect(page.get_by_test_id("card-input")).to_be_hidden()
+                allowed = httpx.post(
+                    f"{server}/api/tables/C1/manual-entry",
+                    json={"reason": "the shoe's reader is being replaced"},
+                    headers={"Authorization": "Bearer tok-super"},
+                )
+                assert allowed.status_code == 200, allowed.text
+                expect(page.get_by_test_id("manual-note")).to_contain_text("allowed for this round")
                 expect(page.get_by_test_id("card-request")).to_contain_text("seat 1")
+                # a code that is no card is refused beside the card box, before anything is sent
+                page.get_by_test_id("card-input").fill("ZZ")
+                page.get_by_test_id("read-card").click()
+                expect(page.get_by_test_id("card-error")).to_contain_text('"ZZ" is not a card code')
                 for code in READER_CARDS:
                     page.get_by_test_id("card-input").fill(code)
                     page.get_by_test_id("card-input").press("Enter")

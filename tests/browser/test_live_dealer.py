@@ -1,11 +1,12 @@
 """The demo's live-dealer table (PA 633c.5, a version A table dealt by a person at a
 card-reading shoe), in Chromium: the dealer opens the round at the console, two terminals — one
 at 1280×800, one at 390×844 — wager, the dealer closes wagering and deals every card the table
-asks for by clicking it or from the console's simulated card-reading shoe, and both terminals
-follow the round live to its result. No page or console error on any of the three pages."""
+asks for from the console's simulated card-reading shoe (never told a card, PA 633c.5(o); entry
+by hand waits for a supervisor), and both terminals follow the round live to its result. No page or console error on any of the three pages."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,6 +27,10 @@ def demo_server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> I
     app = create_app(db, tables=demo_tables(), setup=demo_setup, demo=True)
     with browser_kit.serve(app) as url:
         yield url
+
+
+CARD_CODE = re.compile(r"\b(10|[2-9AJQK])[SHDC]\b")
+"""A card's code in a text (the console's picker shows suits as symbols)."""
 
 
 def test_the_demo_has_a_table_dealt_by_a_person() -> None:
@@ -54,8 +59,12 @@ def test_633c5_the_dealer_deals_a_live_round_while_two_terminals_play_it(
             dealer.goto(f"{demo_server}/static/dealer.html?table=L1&lang=en")
             expect(dealer.get_by_test_id("round-controls")).to_be_visible()
             expect(dealer.get_by_test_id("card-entry")).to_be_visible()
-            expect(dealer.get_by_test_id("card-picker")).to_be_visible()
+            # PA 633c.5(j): the cards come from the shoe; entry by hand waits for a supervisor
+            expect(dealer.get_by_test_id("card-picker")).to_be_hidden()
+            expect(dealer.get_by_test_id("manual-note")).to_contain_text("supervisor's approval")
             expect(dealer.get_by_test_id("shoe-draw")).to_have_text("Deal from the shoe")
+            expect(dealer.get_by_test_id("shoe-draw")).to_be_disabled()  # no card is wanted
+            expect(dealer.get_by_test_id("close-wagering")).to_be_disabled()
             expect(dealer.get_by_test_id("automation")).to_be_hidden()
 
             players = []
@@ -79,13 +88,9 @@ def test_633c5_the_dealer_deals_a_live_round_while_two_terminals_play_it(
             dealer.get_by_test_id("close-wagering").click()
             expect(dealer.get_by_test_id("card-request")).to_contain_text("The table asks for")
 
-            # the first card by click, then the shoe; the players stand when asked
-            dealer.get_by_test_id("pick-10S").click()
-            dealt, shot = 1, False
-            for page in players:
-                expect(
-                    page.get_by_test_id("felt").locator("[data-card='10S']").first
-                ).to_be_visible()
+            expect(dealer.get_by_test_id("open-round")).to_be_disabled()
+            # every card from the shoe; the players stand when asked
+            dealt, shot = 0, False
             for _ in range(400):
                 if all(page.get_by_test_id("results").inner_text().strip() for page in players):
                     break
@@ -99,7 +104,8 @@ def test_633c5_the_dealer_deals_a_live_round_while_two_terminals_play_it(
                 if asked.startswith("The table asks for"):
                     count = dealer.get_by_test_id("shoe").inner_text()
                     dealer.get_by_test_id("shoe-draw").click()
-                    expect(dealer.get_by_test_id("shoe-draw-text")).to_contain_text("The shoe read")
+                    # PA 633c.5(o): the console never names the card it read (the hole card)
+                    expect(dealer.get_by_test_id("card-entry")).not_to_contain_text(CARD_CODE)
                     # the card is in: the shoe's count changed (so no card is sent twice)
                     expect(dealer.get_by_test_id("shoe")).not_to_have_text(count)
                     dealt += 1

@@ -277,15 +277,16 @@ def test_605a_the_dealer_console_in_spanish_shows_no_english_heading_or_button(
             expect(page.get_by_test_id("wagers")).not_to_contain_text("en juego")
             check("settled")
 
-            # a reader table: its card entry, and a code refused beside the box in Spanish
+            # a reader table: its card entry
             page.get_by_test_id("table-select").select_option("C1")
             expect(page.get_by_test_id("card-entry")).to_be_visible()
             expect(page.get_by_test_id("position-7")).to_contain_text("Asiento 7")
             expect(page.get_by_test_id("shoe")).to_contain_text("No hay sabot cargado")
-            page.get_by_test_id("card-input").fill("ZZ")
-            page.get_by_test_id("read-card").click()
-            expect(page.get_by_test_id("card-error")).to_have_text(
-                "«ZZ» no es un código de carta (valor 2–10, J, Q, K o A, y luego S, H, D o C)."
+            # PA 633c.5(j): cards by hand wait for a supervisor's approval, said in Spanish
+            expect(page.get_by_test_id("card-input")).to_be_hidden()
+            expect(page.get_by_test_id("manual-note")).to_have_text(
+                "Las cartas vienen del sabot lector. La entrada manual necesita la aprobación "
+                "de un supervisor para la ronda."
             )
             check("reader table")
 

@@ -30,6 +30,18 @@ class Host(SlotMachine):  # type: ignore[misc]
         return text[3:].decode("ascii")
 
 
+ANSWER = 10.0
+"""How long the host waits for an answer (sas-comm-py's own second is short for an answer that
+waits for the floor on a machine busy with the suite)."""
+
+
+def wait(host: Host, seconds: float) -> None:
+    """How long sas-comm-py's port waits for a byte (its own: 1 s). pyserial applies a new
+    ``timeout`` to the terminal too, which a pseudo-terminal refuses (EINVAL): only the read's
+    deadline is changed."""
+    vars(host.port)["_timeout"] = seconds
+
+
 def bcd(values: list[str]) -> int:
     return int("".join(values))
 
@@ -45,6 +57,7 @@ def test_605a5d_sas_comm_py_reads_machine_id_and_meters_equal_to_the_floors(
     client.portal.call(lambda: link.start(floor, fds={"pty": master}))
     attach(floor, link)
     host = Host(os.ttyname(slave), address=3)  # polls 54 at once
+    wait(host, ANSWER)  # a disable waits for the floor: seconds on a busy machine
     try:
         assert host.serial_number == "EWT-1"
         machine = host.write_type_R(0x1F, length_to_read=20)  # machine ID; its CRC checked
@@ -75,6 +88,60 @@ def test_605a5d_sas_comm_py_reads_machine_id_and_meters_equal_to_the_floors(
         enabled = host.write(0x02, poll_type="S", response_type="ack_nack")
         assert enabled.ack_nack == b"\x03"
         assert kit.eventually(lambda: tilts() == {})
+    finally:
+        host.port.close()
+        os.close(slave)
+
+
+def test_605a5a_sas_comm_py_discovers_a_one_game_machine_and_its_clock(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    """What a host asks at discovery, driven by sas-comm-py: 51 (0000: no multi-game), A0
+    (enabled features, SAS §7.14: system validation, ticket redemption), B5 (extended game
+    information); a long poll the machine does not implement (09, enable game N) goes
+    unanswered and the next one is answered; 0E (real-time events) ignored; 7F sets the SAS
+    clock that 7E reads back (the floor's time zone), and 94 with no handpay answers 02."""
+    client = make_client(backend=backend)
+    set_zone = client.put(
+        "/api/floor/settings",
+        json={"key": "sas_time_zone", "value": "America/New_York"},
+        headers=kit.auth("operator"),
+    )
+    assert set_zone.is_success, set_zone.text
+    master, slave = pty.openpty()
+    floor = client.app.state.floor
+    link = SasLink([SasTerminal("EWT-1", "pty", 3)], meter_seconds=0.0, meter_wait=5.0)
+    client.portal.call(lambda: link.start(floor, fds={"pty": master}))
+    attach(floor, link)
+    host = Host(os.ttyname(slave), address=3)
+    wait(host, ANSWER)
+    try:
+        games = host.write_type_R(0x51, length_to_read=2)
+        assert games and games.data == ["00", "00"]  # no multi-game extensions
+        features = host.write_type_M(0xA0, following_length=False, length_to_read=6)
+        assert features and features.raw_data[:4] == ["03", "a0", "00", "00"]
+        first = int(features.raw_data[4], 16)  # (a type M answer's data: the library's guess)
+        assert first & 0x80 and (first >> 5) & 0b11 == 0b10  # redemption; system validation
+        info = host.write_type_M(0xB5)  # game 0000: the machine
+        assert info and info.data[:2] == ["00", "00"]
+        name = bytes(int(x, 16) for x in info.data[10 : 10 + int(info.data[9], 16)])
+        assert name == b"tablejack blackjack"
+        wait(host, 0.2)  # silence is waited for: sas-comm-py reads five times
+        unanswered = host.write_type_S(0x09, optional_data=[0x00, 0x01, 0x01])
+        assert not unanswered  # not implemented: no answer, and the line stays in step
+        rte = host.write(0x0E, optional_data=[0x01], poll_type="S")
+        assert not rte  # not supported: ignored — no answer, no NACK (SAS §4.4)
+        wait(host, ANSWER)
+        machine = host.write_type_R(0x1F, length_to_read=20)
+        assert machine and bytes(int(x, 16) for x in machine.data[:2]) == b"TJ"
+        clock = [0x12, 0x24, 0x20, 0x26, 0x18, 0x30, 0x00]  # 12/24/2026 18:30:00, local
+        acked = host.write(0x7F, optional_data=clock, poll_type="S", response_type="ack_nack")
+        assert acked.ack_nack == b"\x03"
+        now = host.write_type_R(0x7E, length_to_read=7)
+        assert now and "".join(now.data[:4]) == "12242026"
+        assert "".join(now.data[4:6]) in ("1830", "1831")  # a second or so later
+        reset = host.write(0x94, poll_type="S", length_to_read=1)
+        assert reset and reset.data == ["02"]  # no handpay pending
     finally:
         host.port.close()
         os.close(slave)

@@ -324,13 +324,13 @@ def test_605a5d_handpay_pending_until_the_cage_pays_it(
     cat = kit.session(client, "cat", "EWT-1", "A1")
     assert client.post("/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
     with SasHost(endpoint(link), timeout=ANSWER) as host:
-        host.events(1)
+        assert kit.eventually(lambda: [e for e in host.events(1) if e == 0x4B]) == [0x4B]
         refused = client.post("/api/floor/cash-out", json={"amount": 2000}, headers=cat)
         assert refused.json()["detail"]["code"] == "handpay"
         assert host.events(1) == [0x51]
+        assert tilt_codes(client, kit, "EWT-1") == ["handpay_pending"]  # a lock-up
         info = host.long_poll(1, 0x1B)
         assert from_bcd(info[4:9]) == 2000
-        assert host.long_poll(1, 0x94) == with_crc(b"\x01\x94\x01")  # unable: not paid
         paid = kit.post(
             client,
             "/api/floor/hand-pay",
@@ -341,9 +341,127 @@ def test_605a5d_handpay_pending_until_the_cage_pays_it(
             kind="cancelled_credit",
         )
         assert paid.is_success, paid.text
-        assert host.events(1) == [0x52]
+        assert kit.eventually(lambda: host.events(1)) == [0x52]
         assert from_bcd(host.long_poll(1, 0x1B)[4:9]) == 0
         assert host.meters(1, [0x03])[0x03] == 2000
+        assert kit.eventually(lambda: tilt_codes(client, kit, "EWT-1") == [])
+        assert host.long_poll(1, 0x94) == with_crc(b"\x01\x94\x02")  # no handpay pending
+
+
+def tilt_codes(client: Any, kit: Any, terminal: str) -> list[str]:
+    tilts = client.get("/api/floor/tilts", headers=kit.auth("super")).json()
+    return [t["code"] for t in tilts.get(terminal, [])]
+
+
+def test_605a5d_a_handpay_is_a_lock_up_that_the_hosts_reset_lifts(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    """SAS §7 (long poll 94, remote handpay reset): while a handpay is pending the terminal
+    takes no wager; the host's reset answers 00, lifts the lock, reports 52; the credit stays
+    the player's (nothing moves)."""
+    client = make_client(backend=backend)
+    link = start_link(client, ("EWT-1", 1))
+    assert client.put(
+        "/api/floor/settings",
+        json={"key": "voucher_limit", "value": 1000},
+        headers=kit.auth("operator"),
+    ).is_success
+    cat = kit.session(client, "cat", "EWT-1", "A1")
+    assert client.post("/api/floor/bill-in", json={"amount": 5000}, headers=cat).is_success
+    refused = client.post("/api/floor/cash-out", json={"amount": 2000}, headers=cat)
+    assert refused.json()["detail"]["code"] == "handpay"
+    assert tilt_codes(client, kit, "EWT-1") == ["handpay_pending"]
+    client.post("/api/tables/A1/dealer", json={"command": "open-round"}, headers=kit.auth("dealer"))
+    with kit.connect(client, "cat", "EWT-1", "A1") as player:
+        assert player.request({"type": "position", "position": 1})["type"] == "ack"
+        wager = player.request({"type": "wager", "kind": "blackjack", "amount": 1000})
+        assert wager["type"] == "error" and wager["code"] == "tilt"
+    with SasHost(endpoint(link), timeout=ANSWER) as host:
+        assert 0x51 in kit.eventually(lambda: host.events(1))
+        assert host.long_poll(1, 0x94) == with_crc(b"\x01\x94\x00")  # reset
+        assert kit.eventually(lambda: tilt_codes(client, kit, "EWT-1") == [])  # lifted after
+        assert kit.eventually(lambda: host.events(1)) == [0x52]
+        assert from_bcd(host.long_poll(1, 0x1B)[4:9]) == 0
+        assert host.long_poll(1, 0x94) == with_crc(b"\x01\x94\x02")  # none pending
+    assert kit.balance(client, "cat") == 5000  # nothing moved
+
+
+def test_605a5a_a_repeated_general_poll_gets_the_same_exception_again(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    """SAS §3.1 (implied ACK and NACK): the host that did not get an exception polls again
+    with the same general poll and gets the same exception; a poll to another address (or a
+    long poll) acknowledges it, and the next general poll gets the next one."""
+    client = make_client(backend=backend)
+    link = start_link(client, ("EWT-1", 1))
+    with SasHost(endpoint(link), timeout=ANSWER) as host:
+        assert host.general_poll(1) == 0x17  # power applied
+        assert host.general_poll(1) == 0x00
+        locked = kit.post(
+            client, "/api/floor/terminals/EWT-1/tilt", "super", code="door_open", reason="audit"
+        )
+        assert locked.is_success, locked.text
+        first = kit.eventually(lambda: host.general_poll(1))
+        assert first == 0x11  # slot door opened
+        assert host.general_poll(1, retry=True) == 0x11  # the retry: the same, not lost
+        assert host.general_poll(1, retry=True) == 0x11
+        host.send(b"\x82")  # a general poll of another address: the implied ACK
+        assert host.general_poll(1, retry=True) == 0x00  # the door-open event was taken
+        kit.post(
+            client,
+            "/api/floor/terminals/EWT-1/clear",
+            "super",
+            code="checked_no_fault",
+            reason="closed",
+        )
+        assert kit.eventually(lambda: host.general_poll(1)) == 0x12
+        assert host.long_poll(1, 0x1F)[:2] == b"\x01\x1f"  # a long poll acknowledges it too
+        assert host.general_poll(1, retry=True) == 0x00
+
+
+def test_605a5d_a_bills_exception_comes_after_its_meter_moved(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    """A host reads the meters when a bill is reported (SAS §2.2: 47 a $1 bill, 4A $20, 4C
+    $100, without real-time event reporting): the meters are in the snapshot the meter long
+    polls answer from before the exception is queued. The snapshot is not read again on a
+    poll here (60 s): only the event's own refresh moves it."""
+    client = make_client(backend=backend)
+    link = start_link(client, ("EWT-1", 1), meter_seconds=60.0, meter_wait=0.0)
+    cat = kit.session(client, "cat", "EWT-1", "A1")
+    with SasHost(endpoint(link), timeout=ANSWER) as host:
+        assert host.meters(1, [0x0B])[0x0B] == 0
+        for amount, code, total in ((100, 0x47, 100), (2000, 0x4A, 2100), (10_000, 0x4C, 12_100)):
+            assert client.post("/api/floor/bill-in", json={"amount": amount}, headers=cat)
+            seen = kit.eventually(lambda: [e for e in host.events(1) if e in (0x47, 0x4A, 0x4C)])
+            assert seen == [code]
+            assert host.meters(1, [0x0B])[0x0B] == total  # read at once on the event
+            assert from_bcd(host.long_poll(1, 0x46)[2:6]) == total
+
+
+def test_605a5d_a_voided_round_moves_coin_in_less_coin_out_by_nothing(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    """A voided round refunds its wagers: SAS's coin in counts wagers not refunded, so coin
+    in, coin out and games played stand as before the round (docs/sas.md)."""
+    client = make_client(backend=backend)
+    link = start_link(client, ("EWT-1", 1))
+    with SasHost(endpoint(link), timeout=ANSWER) as host:
+        before = host.meters(1, [0x00, 0x01, 0x05])
+        client.post(
+            "/api/tables/A1/dealer", json={"command": "open-round"}, headers=kit.auth("dealer")
+        )
+        with kit.connect(client, "ann", "EWT-1", "A1") as ann:
+            assert ann.request({"type": "position", "position": 1})["type"] == "ack"
+            assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
+        assert floor_meters(client, kit, "EWT-1")["coin_in"] == 1000
+        assert host.meters(1, [0x00])[0x00] == before[0x00] + 1000  # wagered, in play
+        voided = kit.post(client, "/api/tables/A1/void", "super", reason="test void")
+        assert voided.is_success, voided.text
+        floor = floor_meters(client, kit, "EWT-1")
+        assert floor["voided"] == 1000 and floor["coin_in"] == 1000
+        after = host.meters(1, [0x00, 0x01, 0x05])
+    assert after == before  # coin in − coin out: +0, games played: +0
 
 
 def test_605a5a_garbage_on_the_line_does_not_stop_the_link(
@@ -375,7 +493,12 @@ def test_605a5d_sas_poll_shows_a_technician_the_meters_and_events(
     client = make_client(backend=backend)
     activity(client, kit)
     link = start_link(client, ("EWT-2", 9))
-    result = CliRunner().invoke(app, ["sas-poll", endpoint(link), "--address", "9", "--json"])
+    # the host waits as long as the suite's other hosts: each meter poll here reads the meters
+    # afresh (meter_seconds 0), seconds on a loaded machine — past sas-poll's own 0.5 s
+    wait = ["--timeout", str(ANSWER)]
+    result = CliRunner().invoke(
+        app, ["sas-poll", endpoint(link), "--address", "9", "--json", *wait]
+    )
     assert result.exit_code == 0, result.output
     found = json.loads(result.output)
     floor = floor_meters(client, kit, "EWT-2")
@@ -383,7 +506,7 @@ def test_605a5d_sas_poll_shows_a_technician_the_meters_and_events(
     assert found["meters"]["00 coin_in"] == floor["coin_in"]
     assert found["meters"]["0B bills_in"] == floor["bills_in"] == 12_000
     assert found["events"] == ["17 power applied"]
-    text = CliRunner().invoke(app, ["sas-poll", endpoint(link), "--address", "9"])
+    text = CliRunner().invoke(app, ["sas-poll", endpoint(link), "--address", "9", *wait])
     assert text.exit_code == 0 and "meter 0E vouchers_out" in text.output
     silent = CliRunner().invoke(app, ["sas-poll", endpoint(link), "--address", "8"])
     assert silent.exit_code == 1  # no machine at that address: no answer
@@ -726,3 +849,29 @@ def test_605a5c_floor_wide_tito_the_floors_ticket_redeemed_elsewhere_is_marked_s
     audit = client.get("/api/audit", headers=kit.auth("super")).json()
     assert any(entry["kind"] == "host_redeemed" for entry in audit)
     verified(client, kit)
+
+
+def test_605a5a_the_hosts_global_date_and_time_sets_every_sas_clock_not_the_floors(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    """SAS 6.02 §7.17: the host's date and time, broadcast to address 00 (type G, unanswered),
+    sets the SAS clock of every machine on the line — read back with 7E, in the floor's time
+    zone — and never the floor's own clock."""
+    client = make_client(backend=backend)
+    zone = client.put(
+        "/api/floor/settings",
+        json={"key": "sas_time_zone", "value": "Europe/Paris"},
+        headers=kit.auth("operator"),
+    )
+    assert zone.is_success, zone.text
+    link = start_link(client, ("EWT-1", 1), ("EWT-2", 2))
+    floor = client.app.state.floor
+    before = floor.now_us()
+    with SasHost(endpoint(link), timeout=ANSWER) as host:
+        host.send(with_crc(bytes.fromhex("007f" + "07041999" + "120000")))
+        host.drain()  # no machine answers a global broadcast
+        for address in (1, 2):
+            reply = host.long_poll(address, 0x7E)
+            assert reply[2:6].hex() == "07041999"
+            assert reply[6:8].hex() in ("1200", "1201")
+    assert floor.now_us() >= before > 1_700_000_000_000_000  # the floor's clock: today's

@@ -33,6 +33,7 @@ from tablejack.server.socket.proxy import (
     HOP,
     HOP_SECONDS,
     caller_host,
+    hop_holds,
     hop_proof,
 )
 from tablejack.store import Store
@@ -271,7 +272,8 @@ def test_a_foreign_origin_is_refused_across_the_hop_and_forged_hop_headers_prove
     for what, (process, headers) in attempts.items():
         answer = post(process, "/api/tables/A2/tilt", headers, {"code": "other", "reason": "spill"})
         assert answer.status_code == 403, (what, answer.text)
-        assert answer.json()["detail"]["code"] == "origin", what
+        # a forged proof is refused as such; without one, the Origin is judged by the host
+        assert answer.json()["detail"]["code"] == ("hop" if what == "forged hop" else "origin")
     # nothing was locked by them; the pages' own request is taken
     assert (
         post(
@@ -281,31 +283,40 @@ def test_a_foreign_origin_is_refused_across_the_hop_and_forged_hop_headers_prove
     )
 
 
-def _received(key: bytes | None, method: str, path: str, claimed: str, proof: str) -> Request:
-    """A request as the table's process receives it at ``b:2`` from ``a:1``'s hop."""
-    headers = [
-        (b"host", b"b:2"),
-        (CALLER_HOST.encode(), claimed.encode()),
-        (HOP.encode(), proof.encode()),
-    ]
-    app = SimpleNamespace(state=SimpleNamespace(hop_key=key))
-    return Request({"type": "http", "method": method, "path": path, "headers": headers, "app": app})
-
-
-def test_a_hop_proof_holds_for_its_key_method_path_host_and_half_minute_only() -> None:
+def test_a_hop_proof_holds_for_its_key_method_path_host_body_credential_and_half_minute_only() -> (
+    None
+):
     key, path, now = b"k" * 32, "/api/tables/A2/tilt", time.time_ns() // 1000
-    proof = hop_proof(key, "POST", path, "a:1", now)
-    assert caller_host(_received(key, "POST", path, "a:1", proof)) == "a:1"
-    stale = hop_proof(key, "POST", path, "a:1", now - int((HOP_SECONDS + 1) * 1e6))
+    body, credential = b'{"code":"other","reason":"spill"}', "Bearer tok-super\n"
+    proof = hop_proof(key, "POST", path, "a:1", now, body, credential)
+    assert hop_holds(key, "POST", path, "a:1", body, credential, proof)
+    stale = hop_proof(
+        key, "POST", path, "a:1", now - int((HOP_SECONDS + 1) * 1e6), body, credential
+    )
     refused = {
-        "another key": _received(b"x" * 32, "POST", path, "a:1", proof),
-        "no key here (one process)": _received(None, "POST", path, "a:1", proof),
-        "another method": _received(key, "GET", path, "a:1", proof),
-        "another path": _received(key, "POST", "/api/tables/A1/tilt", "a:1", proof),
-        "another host claimed": _received(key, "POST", path, "evil.example", proof),
-        "too old": _received(key, "POST", path, "a:1", stale),
-        "no proof": _received(key, "POST", path, "a:1", ""),
-        "not a proof": _received(key, "POST", path, "a:1", "soon.0000"),
-    }
-    for what, request in refused.items():
-        assert caller_host(request) == "b:2", what  # judged by the host it reached
+        "another key": (b"x" * 32, "POST", path, "a:1", body, credential, proof),
+        "no key here (one process)": (None, "POST", path, "a:1", body, credential, proof),
+        "another method": (key, "GET", path, "a:1", body, credential, proof),
+        "another path": (key, "POST", "/api/tables/A1/tilt", "a:1", body, credential, proof),
+        "another host claimed": (key, "POST", path, "evil.example", body, credential, proof),
+        "the body altered": (key, "POST", path, "a:1", body.replace(b"spill", b"fixed"), credential, proof),
+        "the body dropped": (key, "POST", path, "a:1", b"", credential, proof),
+        "the credential swapped": (key, "POST", path, "a:1", body, "Bearer tok-dealer\n", proof),
+        "a cookie added": (key, "POST", path, "a:1", body, credential + "tj_session=x", proof),
+        "too old": (key, "POST", path, "a:1", body, credential, stale),
+        "no proof": (key, "POST", path, "a:1", body, credential, ""),
+        "not a proof": (key, "POST", path, "a:1", body, credential, "soon.0000"),
+    }  # fmt: skip
+    for what, arguments in refused.items():
+        assert not hop_holds(*arguments), what
+
+
+def test_the_caller_host_counts_only_once_the_proof_held() -> None:
+    """The claimed host alone (the header, even with a proof beside it) counts for nothing:
+    only the receiving check, which reads the body, names it."""
+    key = b"k" * 32
+    proof = hop_proof(key, "POST", "/api/tables/A2/tilt", "a:1", time.time_ns() // 1000)
+    headers = [(b"host", b"b:2"), (CALLER_HOST.encode(), b"a:1"), (HOP.encode(), proof.encode())]
+    app = SimpleNamespace(state=SimpleNamespace(hop_key=key))
+    scope = {"type": "http", "method": "POST", "path": "/api/tables/A2/tilt", "headers": headers}
+    assert caller_host(Request({**scope, "app": app})) == "b:2"

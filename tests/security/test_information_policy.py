@@ -472,12 +472,11 @@ def test_633c5_o_a_shoes_count_by_code_does_not_tell_the_hole_card(client: TestC
         return [shoe["remaining_by_code"], state["remaining_by_code"]]
 
     def card(code: str) -> None:
+        """The card-reading shoe reads ``code`` (the reader line)."""
         answer = client.post(
-            f"/api/tables/{READER}/dealer",
-            json={"command": "card", "card": code},
-            headers=dealer_auth,
+            f"/api/tables/{READER}/reader", content=f"{code}\n", headers=dealer_auth
         )
-        assert answer.status_code == 200, answer.text
+        assert answer.status_code == 200 and answer.text.startswith("OK "), answer.text
 
     game = Game(READER, ClassicRules(decks=1), "", None, "", ())
     client.post(f"/api/tables/{READER}/dealer", json={"command": "open-round"}, headers=dealer_auth)

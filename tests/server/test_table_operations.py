@@ -69,7 +69,7 @@ def test_reader_cards_the_engine_asked_for_are_dealt(make_client: Any, kit: Any)
         "/api/tables/A1/reader", content="10S\n6D\n", headers=kit.auth("dealer")
     ).text.splitlines()
     assert lines == ["OK A1-000001 4", "OK A1-000001 5"]
-    assert dealer(client, kit, "card", "7C").status_code == 200
+    assert kit.read(client, "7C", table="A1") == ["OK A1-000001 6"]
     state = client.get("/api/tables/A1/state", headers=kit.auth("dealer")).json()
     assert state["next"] == "Deal the hole card face down and insert it into the card reader."
 
@@ -84,8 +84,8 @@ def test_a_card_not_asked_for_stops_the_round_and_the_void_refunds_every_wager(
         ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})
         ann.request({"type": "wager", "kind": "buzzer_beater", "amount": 500})
     assert client.get("/api/me", headers=kit.auth("ann")).json()["balance"] == 98_500
-    refused = dealer(client, kit, "card", "AS").json()["detail"]  # wagering is still open
-    assert refused["code"] == "irregularity"
+    [refused] = kit.read(client, "AS", table="A1")  # the shoe read it; wagering is still open
+    assert refused.startswith("ERR PA 633c.5(j) No card is wanted now")
     tables = client.get("/api/tables", headers=kit.auth("super")).json()
     assert tables[0]["status"] == "halted"
     assert dealer(client, kit, "close-wagering").json()["detail"]["code"] == "halted"

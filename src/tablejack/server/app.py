@@ -54,7 +54,12 @@ from tablejack.server.socket import terminal as terminal_socket
 from tablejack.server.socket.gate import Gate, GateLimits, RefuseControlCharacters
 from tablejack.server.socket.proxy import ForwardTableRequests
 from tablejack.server.support.auth import AuthRefusedError
-from tablejack.server.support.bounds import BODY_MAX_BYTES, LimitBody, validation_errors
+from tablejack.server.support.bounds import (
+    BODY_MAX_BYTES,
+    LimitBody,
+    StrictJson,
+    validation_errors,
+)
 from tablejack.server.support.contract import publish
 from tablejack.server.support.logs import RequestIds
 from tablejack.server.support.protocol import PROTOCOL_VERSION
@@ -241,6 +246,7 @@ def create_app(
     app.state.hop_key = None
     app.add_middleware(ForwardTableRequests)  # another process's table: forwarded there
     app.add_middleware(RefuseControlCharacters)  # a NUL in a path or query: 422
+    app.add_middleware(StrictJson)  # NaN, Infinity, 1e309 in a body: 422, never a handler's
     app.add_middleware(LimitBody, limit=body_max_bytes)  # a body too large: 413, never read
     if forwarded_allow_ips:  # behind a trusted proxy: the client's address, not the proxy's
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=forwarded_allow_ips)

@@ -57,6 +57,7 @@ __all__ = [
     "staff_state",
     "staff_view",
     "terminal_recall",
+    "void_notice",
 ]
 
 FACE_DOWN = "back"
@@ -204,6 +205,24 @@ def shoe(round_: Any, inventory: dict[str, Any] | None) -> dict[str, Any] | None
     out["remaining_by_code"] = dict(sorted(by_code.items()))
     out["face_down"] = len(codes)
     return out
+
+
+def void_notice(
+    viewer: Viewer, table: str, round_id: str, reason: str, refunds: Iterable[tuple[str, int]]
+) -> dict[str, Any] | None:
+    """What a socket at the table is told when a round is voided (PA 633a.14): the round, the
+    supervisor's reason and, to a player, what came back to his own account (never another's);
+    the staff read the void in the state and the recall."""
+    if viewer.role != "player":
+        return None
+    refunded = sum(amount for player, amount in refunds if player == viewer.subject)
+    return {
+        "type": "voided",
+        "table": table,
+        "round_id": round_id,
+        "reason": reason,
+        "refunded": refunded,
+    }
 
 
 # -- other players -----------------------------------------------------------------------

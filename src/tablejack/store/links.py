@@ -26,7 +26,7 @@ from tablejack.store.vouchers import FloorRefusedError
 
 __all__ = ["LINK_LOCKS", "MOVEMENTS", "CountsFold", "clear_link_lock", "terminal_counts", "winners"]
 
-LINK_LOCKS = ("host_disabled", "host_link_lost")
+LINK_LOCKS = ("host_disabled", "host_link_lost", "handpay_pending")
 """The tilt codes a link raises and clears itself."""
 
 

@@ -391,6 +391,7 @@ PERMISSIONS: dict[str, frozenset[Role]] = {
         "dealer_command": (Role.DEALER,),
         "reader": (Role.DEALER,),
         "void_round": (Role.SUPERVISOR,),
+        "allow_manual_entry": (Role.SUPERVISOR,),
         "open_close_table": (Role.SUPERVISOR,),
         "reader_inspection": (Role.SUPERVISOR,),
         "register_decks": (Role.SUPERVISOR, Role.DEALER),

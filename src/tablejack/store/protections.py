@@ -60,6 +60,7 @@ TILT_CODES = (
     "other",
     "host_disabled",
     "host_link_lost",
+    "handpay_pending",
 )
 """Why a terminal is locked."""
 CLEAR_CODES = ("fault_repaired", "checked_no_fault", "replaced", "other")

@@ -135,6 +135,77 @@ def _ordered(store: Store, column: Any) -> ColumnElement[Any]:
     return column.collate("C") if store.dialect == "postgresql" else column  # type: ignore[no-any-return]
 
 
+VOUCHER_STATES = ("issued", "redeemed")
+"""The states of a voucher row: issued by a ``voucher_out`` or ``voucher_sold`` event,
+redeemed by a ``voucher_in``, ``voucher_paid`` or ``host_redeemed`` event (a casino system's
+ticket, ``host_voucher_in``, is recorded already redeemed)."""
+LEGACY_VOUCHER_US = 60_000_000
+"""A voucher issued or redeemed before its event named the time (``issued_us``,
+``redeemed_us``): its row's time is at most this far (µs) before the event's own."""
+
+
+def _time_differs(row_us: Any, event: dict[str, Any], named: str) -> bool:
+    """Whether a voucher row's time differs from its event's: the time the event names, or
+    (an event from before it named one) the event's own time, a moment after the row's."""
+    if row_us is None:
+        return True
+    if named in event:
+        return bool(event[named] != row_us)
+    return not 0 <= int(event["at_us"]) - int(row_us) <= LEGACY_VOUCHER_US
+
+
+def _issue_differs(number: str, row: Any, issued: dict[str, Any]) -> list[str]:
+    """A voucher row's issue — its time (its expiry runs from it), the terminal, the host
+    that validated it — against the event that issued it."""
+    found = []
+    where = issued["where"]
+    issuer: Any
+    if issued.get("kind") == "host_voucher_in":
+        # a casino system's ticket: its row names the system that issued it, its event is on
+        # the log of the terminal it was inserted at
+        issuer, log = str(issued.get("validated_by"))[:64], f"acct:{issued.get('terminal')}"
+    else:
+        issuer, log = issued.get("terminal"), f"acct:{row['terminal']}"
+    if row["terminal"] != issuer or issued["log"] != log:
+        found.append(
+            f"voucher {number}: its row names terminal {str(row['terminal'])[:64]!r} but "
+            f"{where} issued it at {issuer!r}"
+        )
+    if _time_differs(row["issued_us"], issued, "issued_us"):
+        found.append(
+            f"voucher {number}: its row was issued at {row['issued_us']} µs but {where} issued "
+            f"it at {issued.get('issued_us', issued['at_us'])} µs (its expiry runs from it)"
+        )
+    if row["validated_by"] != issued.get("validated_by"):
+        found.append(
+            f"voucher {number}: its row says validated by {row['validated_by']!r} but {where} "
+            f"says {issued.get('validated_by')!r}"
+        )
+    return found
+
+
+def _redemption_differs(number: str, row: Any, event: dict[str, Any]) -> list[str]:
+    """A redeemed voucher row — when, to whom, where — against the event that redeemed it."""
+    where = event["where"]
+    terminal: Any
+    if event["kind"] == "host_redeemed":  # redeemed elsewhere on the casino system's floor
+        terminal = str(event.get("validated_by"))[:64]
+    else:
+        terminal = event.get("terminal", "cage" if event["kind"] == "voucher_paid" else None)
+    if (
+        row["redeemed_account"] != event.get("account")
+        or row["redeemed_terminal"] != terminal
+        or _time_differs(row["redeemed_us"], event, "redeemed_us")
+    ):
+        return [
+            f"voucher {number}: its row says redeemed by {row['redeemed_account']!r} at "
+            f"{row['redeemed_terminal']!r} ({row['redeemed_us']} µs) but {where} redeemed it "
+            f"for {event.get('account')!r} at {terminal!r} "
+            f"({event.get('redeemed_us', event['at_us'])} µs)"
+        ]
+    return []
+
+
 @dataclass
 class _Round:
     """What one stream's events and ledger rows add up to."""
@@ -480,14 +551,29 @@ class _Verification:
                     f"{where}: the {kind} event names account {account!r}, its posting does not"
                 )
         if kind in ("voucher_out", "voucher_sold"):
-            self.issued[str(payload.get("voucher"))] = {**payload, "where": where}
+            self.issued[str(payload.get("voucher"))] = {
+                **payload,
+                "where": where,
+                "at_us": int(event["at_us"]),
+                "log": round_id,
+            }
         if kind in ("voucher_in", "voucher_paid", "host_redeemed"):
-            self.redeemed[str(payload.get("voucher"))].append({**payload, "where": where})
+            self.redeemed[str(payload.get("voucher"))].append(
+                {**payload, "where": where, "at_us": int(event["at_us"]), "kind": kind}
+            )
         if kind == "host_voucher_in":  # a casino system's ticket: recorded and redeemed at once
             voucher = str(payload.get("voucher"))
+            at_us = int(event["at_us"])
             account = payload.get("system_account")
-            self.issued[voucher] = {**payload, "account": account, "where": where}
-            self.redeemed[voucher].append({**payload, "where": where})
+            self.issued[voucher] = {
+                **payload,
+                "account": account,
+                "where": where,
+                "at_us": at_us,
+                "log": round_id,
+                "kind": kind,
+            }
+            self.redeemed[voucher].append({**payload, "where": where, "at_us": at_us, "kind": kind})
         if round_id == AUTH_LOG and kind.startswith("credential_"):
             self.credential_events[str(payload.get("credential"))].append(
                 {**payload, "kind": kind, "where": where}
@@ -642,10 +728,17 @@ class _Verification:
                     f"voucher {number}: its row ({row['amount']} cents, {row['account']}) differs "
                     f"from the event that issued it ({issued['where']})"
                 )
+            if issued is not None:
+                problems.extend(_issue_differs(number, row, issued))
             redeemed = self.redeemed.get(number, [])
             if len(redeemed) > 1:
                 places = ", ".join(r["where"] for r in redeemed)
                 problems.append(f"voucher {number}: redeemed {len(redeemed)} times ({places})")
+            if row["status"] not in VOUCHER_STATES:
+                problems.append(
+                    f"voucher {number}: its state is {str(row['status'])[:32]!r}, which no event "
+                    "makes (issued or redeemed)"
+                )
             if row["status"] == "redeemed" and not redeemed:
                 problems.append(f"voucher {number}: marked redeemed but no event redeemed it")
             if row["status"] == "issued" and redeemed:
@@ -658,6 +751,8 @@ class _Verification:
                         f"voucher {number}: {event['where']} redeemed {event.get('amount')} "
                         f"cents of a voucher of {row['amount']}"
                     )
+            if row["status"] == "redeemed" and len(redeemed) == 1:
+                problems.extend(_redemption_differs(number, row, redeemed[0]))
         for number, event in self.issued.items():
             if number not in numbers:
                 problems.append(f"voucher {number}: issued by {event['where']} but its row is gone")

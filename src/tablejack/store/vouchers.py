@@ -666,6 +666,8 @@ async def redeem_host_ticket(
         "system_account": source,
         "validation_code": f"…{clean[-4:]}",
         "code_sha256": code_hash(clean),
+        "issued_us": at,  # the row's (verify-log compares them)
+        "redeemed_us": at,
     }
     event = _EventIn("host_voucher_in", payload, actor=account, terminal=terminal)
     recorded, extra = await _commit(store, terminal, event, transfer, actor, before=record)
@@ -697,6 +699,7 @@ async def host_redeemed(store: Store, code: str, *, actor: Actor, system: str) -
     await store.ensure_account(target, "system", f"casino system {system[:32]}")
     amount, number = int(row["amount"]), voucher_number(int(row["id"]))
     transfer = Transfer(VOUCHERS_ACCOUNT, target, amount, "host_redeemed", memo=number)
+    at = now_us()
     payload = {
         "account": target,
         "amount": amount,
@@ -705,6 +708,7 @@ async def host_redeemed(store: Store, code: str, *, actor: Actor, system: str) -
         "issued_at": row["terminal"],
         "validated_by": system,
         "reported_at": terminal,
+        "redeemed_us": at,  # the row's (verify-log compares them)
     }
     recorded, _ = await _commit(
         store,
@@ -712,7 +716,7 @@ async def host_redeemed(store: Store, code: str, *, actor: Actor, system: str) -
         _EventIn("host_redeemed", payload, actor=actor.subject, terminal=terminal),
         transfer,
         actor,
-        before=_take(row, target, system[:64], now_us()),
+        before=_take(row, target, system[:64], at),
     )
     await store.audit(
         "host_redeemed",
@@ -812,6 +816,7 @@ async def _issue(
         "by": by,
         "validation_code": f"…{code[-4:]}",
         "code_sha256": code_hash(code),
+        "issued_us": at,  # the row's: its expiry runs from it (verify-log compares them)
     }
     if validated_by is not None:
         payload["validated_by"] = validated_by
@@ -846,12 +851,14 @@ async def _redeem(
     amount = int(row["amount"])
     number = voucher_number(int(row["id"]))
     transfer = Transfer(VOUCHERS_ACCOUNT, account, amount, kind, memo=number)
+    at = now_us()
     payload = {
         "account": account,
         "amount": amount,
         "by": actor.subject,
         "voucher": number,
         "issued_at": row["terminal"],
+        "redeemed_us": at,  # the row's (verify-log compares them)
     }
     if system is not None:
         payload["validated_by"] = system
@@ -863,7 +870,7 @@ async def _redeem(
         _EventIn(kind, payload, actor=actor.subject, terminal=actor.terminal),
         transfer,
         actor,
-        before=_take(row, account, where, now_us()),
+        before=_take(row, account, where, at),
     )
     balance = 0 if account == CAGE else await player_balance(store, account)
     return Movement(record, (transfer,), balance, number)

@@ -91,6 +91,11 @@ async def recall(store: Store, round_id: str, viewer: Viewer) -> dict[str, Any] 
         "closed_us": row["closed_us"],
         "transcript": [] if round_ is None else transcript(round_),
         "cards": cards,
+        "manual_entry": [  # entry by hand allowed by a supervisor (PA 633c.5(j))
+            {"seq": e.seq, "at_us": e.at_us, "by": e.actor, "reason": e.payload.get("reason", "")}
+            for e in events
+            if e.kind == "manual_entry"
+        ],
         "decisions": decisions,
         "settlements": [] if round_ is None else [s.to_json() for s in round_.settlements],
         "house_net": round_.house_net() if round_ is not None and round_.is_complete else None,

@@ -69,14 +69,31 @@ def table_of(request: Request, table_id: str) -> Table:
 
 
 async def refuse(
-    request: Request, who: Principal | None, code: str, message: str, rule: str, status: int = 403
+    request: Request,
+    who: Principal | None,
+    code: str,
+    message: str,
+    rule: str,
+    status: int = 403,
+    *,
+    lookup: bool = False,
 ) -> HTTPException:
     """Audit a refusal and the HTTP error that answers it. A refusal of someone authenticated
     is an audit row of its own; one before authentication (``who`` None) is counted, one row
-    per code and window (:meth:`tablejack.server.socket.gate.Gate.unauthenticated`)."""
+    per code and window (:meth:`tablejack.server.socket.gate.Gate.unauthenticated`); so is a
+    refused look-up (``lookup``: a number that names nothing) has its row, and the others of
+    the same person and code within the window are counted in one more
+    (:meth:`tablejack.server.socket.gate.Gate.refused_lookup`)."""
     gate = getattr(request.app.state, "gate", None)
     if who is None and gate is not None:
         gate.unauthenticated(request, code, message, rule)
+    elif (
+        lookup
+        and who is not None
+        and gate is not None
+        and not gate.refused_lookup(request, who.subject, who.terminal, code, message, rule)
+    ):
+        pass  # counted: one row for the rest of the window
     else:
         await floor_of(request).store.audit(
             code,

@@ -71,7 +71,8 @@ def _cash_desk(who: Any) -> bool:
 
 
 async def _voucher_of(request: Request, who: Any, code: str) -> dict[str, Any]:
-    """The voucher of ``code``; an unknown or forged number is refused (404) and audited."""
+    """The voucher of ``code``; an unknown or forged number is refused (404) and counted for
+    the audit log (one row per cashier and window)."""
     floor = floor_of(request)
     found = await cage.voucher_by_code(floor.store, code)
     if found is None:
@@ -83,6 +84,7 @@ async def _voucher_of(request: Request, who: Any, code: str) -> dict[str, Any]:
             f"No voucher has the validation number …{clean[-4:]} ({VOUCHER_RULE}).",
             VOUCHER_RULE,
             404,
+            lookup=True,  # counted: 200 made-up codes are one audit row, not 200
         )
     return found
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 from pydantic import Field
 
 from tablejack.server.duties.accounts import booked, cash_out_refusal, in_play, in_play_words
@@ -27,7 +27,7 @@ from tablejack.server.http.access import (
 )
 from tablejack.server.links import interface as links
 from tablejack.server.support.contract import AMOUNT_MAX, Whole
-from tablejack.server.support.text import SafeText
+from tablejack.server.support.text import SafeText, printable
 from tablejack.store import vouchers
 from tablejack.store.vouchers import VOUCHER_RULE, FloorRefusedError
 
@@ -74,10 +74,11 @@ async def bill_in(request: Request, body: BillIn, who: Who) -> dict[str, Any]:
     await need(request, who, "bill_in")
     await signed_in_player(request, who)
     try:
+        await links.refuse_during_handpay(floor, who.terminal or "")
         movement = await vouchers.bill_in(floor.store, body.amount, actor=who.actor())
     except FloorRefusedError as refusal:
         raise floor_refusal(refusal) from None
-    links.notify(floor, who.terminal or "", "bill_accepted")
+    links.notify(floor, who.terminal or "", "bill_accepted", body.amount)
     return booked(floor, movement)
 
 
@@ -160,5 +161,13 @@ async def voucher(request: Request, number: str, who: Who) -> dict[str, Any]:
     await need(request, who, "read_voucher")
     found = await vouchers.voucher(floor.store, number)
     if found is None:
-        raise HTTPException(404, f"No voucher {number!r}.")
+        raise await refuse(
+            request,
+            who,
+            "no_voucher",
+            f"No voucher has the number {printable(number, 24)!r} ({VOUCHER_RULE}).",
+            VOUCHER_RULE,
+            404,
+            lookup=True,  # counted: one audit row per person and window
+        )
     return found

@@ -90,7 +90,8 @@ def demo_tables() -> list[TableConfig]:
                 "L1",
                 live,
                 title="Hybrid A — live dealer",
-                source="reader",  # the dealer's card-reading shoe, or cards entered at the console
+                source="reader",  # the dealer's card-reading shoe (simulated in the demo)
+                simulated_shoe=True,  # entry by hand only when a supervisor allows it
                 automated=False,  # the dealer opens each round and closes wagering
             )
         )

@@ -1,5 +1,7 @@
-"""The floor settings (PA 605a): read by staff, changed by a supervisor (audited), and the
-manifest hash of the running software (605a.4(c)).
+"""The floor settings (PA 605a): read by staff, changed by the operator (audited), their typed
+specs (:data:`tablejack.store.settings.SETTINGS`: type, unit, range, default, meaning, rule —
+what the operator's page draws its form from), and the manifest hash of the running software
+(605a.4(c)).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pydantic import Field
 from tablejack.server.http.access import Strict, Who, floor_of, floor_refusal, need
 from tablejack.server.support.text import SafeText
 from tablejack.store import vouchers
+from tablejack.store.settings import setting_specs
 from tablejack.store.vouchers import FloorRefusedError
 
 __all__ = ["router"]
@@ -36,9 +39,25 @@ async def settings(request: Request, who: Who) -> dict[str, Any]:
     return await vouchers.floor_settings(floor.store)
 
 
-@router.put("/api/floor/settings")
+@router.get("/api/floor/settings/specs")
+async def specs(request: Request, who: Who) -> list[dict[str, Any]]:
+    """Every floor setting's spec: ``key``, ``kind`` (``cents`` — shown as dollars —,
+    ``seconds``, ``hour``, ``days``, ``bills``, ``yes-no``, ``choice``, ``text``,
+    ``lifetimes``), ``low`` and ``high`` (in its unit), ``choices`` (the bills that exist, the
+    roles, a choice's values), ``default``, ``title``, ``doc``, ``rule`` and ``range`` (the
+    range in words, as a refusal names it) (dealer, supervisor, operator)."""
+    await need(request, who, "read_settings")
+    return setting_specs()
+
+
+@router.put(
+    "/api/floor/settings",
+    responses={409: {"description": "The value is out of the setting's range (named)."}},
+)
 async def set_setting(request: Request, body: SettingBody, who: Who) -> dict[str, Any]:
-    """Change a floor setting (supervisor; audited)."""
+    """Change a floor setting (operator; audited). A value out of the setting's range
+    (``GET /api/floor/settings/specs``) is refused with 409 and a sentence naming the range in
+    the setting's unit (dollars, seconds, days, bills) and the rule."""
     floor = floor_of(request)
     name = await need(request, who, "change_settings")
     try:

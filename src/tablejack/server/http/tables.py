@@ -47,6 +47,12 @@ class VoidBody(Strict):
     reason: SafeText = Field(default="voided by the supervisor", max_length=200)
 
 
+class ManualEntryBody(Strict):
+    """Why the console enters the round's cards by hand (the shoe cannot read them)."""
+
+    reason: SafeText = Field(min_length=3, max_length=200)
+
+
 class InspectionBody(Strict):
     """A card reader inspection (633c.5(d)): its result and a note."""
 
@@ -149,7 +155,8 @@ async def close_table(request: Request, table_id: str, who: Who) -> dict[str, An
 
 @router.post("/api/tables/{table_id}/dealer")
 async def dealer(request: Request, table_id: str, body: DealerBody, who: Who) -> dict[str, Any]:
-    """A dealer console command: open-round, close-wagering, card, countdown-expired."""
+    """A dealer console command: open-round, close-wagering, card (entry by hand), shoe-draw
+    (the demonstration's simulated shoe), countdown-expired."""
     name = await need(request, who, "dealer_command")
     table = table_of(request, table_id)
     try:
@@ -186,6 +193,21 @@ async def void(request: Request, table_id: str, body: VoidBody, who: Who) -> dic
     table = table_of(request, table_id)
     try:
         return await table.void(name, body.reason)
+    except RefusedError as refusal:
+        raise await refused_http(request, refusal, who, table_id) from None
+
+
+@router.post("/api/tables/{table_id}/manual-entry")
+async def manual_entry(
+    request: Request, table_id: str, body: ManualEntryBody, who: Who
+) -> dict[str, Any]:
+    """Allow the dealer console to enter the cards of the round in progress by hand, the
+    fallback when the card-reading shoe cannot read them (PA 633c.5(j)); a supervisor's
+    decision, with its reason, in the round's record and the audit."""
+    name = await need(request, who, "allow_manual_entry")
+    table = table_of(request, table_id)
+    try:
+        return await table.allow_manual_entry(name, body.reason)
     except RefusedError as refusal:
         raise await refused_http(request, refusal, who, table_id) from None
 

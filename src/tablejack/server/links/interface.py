@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from tablejack.server.floor.floor import Floor
-from tablejack.store import vouchers
+from tablejack.store import protections, vouchers
 from tablejack.store.policy import Actor, Role
 from tablejack.store.vouchers import FloorRefusedError, Movement
 
@@ -34,6 +34,7 @@ __all__ = [
     "links",
     "notify",
     "redeem",
+    "refuse_during_handpay",
 ]
 
 HOST_RULE = "PA 605a.5(a)"
@@ -96,6 +97,11 @@ class Link(ABC):
         """A significant event at ``terminal`` (``bill_accepted``, ``handpay_pending``,
         ``handpay_paid``, ...)."""
 
+    async def handpay(self, terminal: str, amount: int) -> None:
+        """A cash-out of ``amount`` cents above the voucher limit waits for an attendant (a
+        handpay pending); a link may lock the terminal until it is paid."""
+        self.event(terminal, "handpay_pending", amount)
+
 
 # registry: the links attached to each floor (by `tablejack serve`, a test), not duty state
 _LINKS: weakref.WeakKeyDictionary[Floor, list[Link]] = weakref.WeakKeyDictionary()
@@ -123,6 +129,19 @@ def notify(floor: Floor, terminal: str, name: str, amount: int = 0) -> None:
         link.event(terminal, name, amount)
 
 
+async def refuse_during_handpay(floor: Floor, terminal: str) -> None:
+    """FloorRefusedError (``tilt``) when ``terminal`` is locked with a handpay pending: it
+    takes no money until the handpay is paid or reset (docs/sas.md)."""
+    locks = (await protections.open_locks(floor.store)).get(terminal, [])
+    if any(lock["code"] == "handpay_pending" for lock in locks):
+        raise FloorRefusedError(
+            "tilt",
+            f"Terminal {terminal} is locked (handpay_pending): it takes no money until the "
+            "handpay is paid or reset.",
+            protections.TILT_RULE,
+        )
+
+
 def _host_refusal(error: LinkRefusedError) -> FloorRefusedError:
     return FloorRefusedError("host", f"{error} ({HOST_RULE}, system validation).", HOST_RULE)
 
@@ -139,7 +158,7 @@ async def cash_out(floor: Floor, link: Link, amount: int | None, *, actor: Actor
     limit = int((await vouchers.floor_settings(floor.store))["voucher_limit"])
     if 0 < wanted <= await vouchers.player_balance(floor.store, actor.subject):
         if wanted > limit:
-            link.event(terminal, "handpay_pending", wanted)
+            await link.handpay(terminal, wanted)
         else:
             try:
                 code, system = await link.validate_cashout(terminal, wanted)

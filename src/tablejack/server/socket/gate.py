@@ -89,6 +89,8 @@ AUDIT_SECONDS = 10.0
 """The window of one audit row per burst of bad input."""
 
 HELLO_RULE = "protocol: hello"
+LOOKUP_KEYS_MAX = 10_000
+"""The most people and codes whose refused look-ups are counted at once."""
 
 
 @dataclass(frozen=True)
@@ -279,6 +281,7 @@ class Gate:
     def __init__(self, store: Store, limits: GateLimits | None = None) -> None:
         self.limits = limits or GateLimits()
         self.bursts = AuditBursts(store, self.limits.audit_seconds)
+        self._lookups: dict[Hashable, float] = {}
         self._buckets: dict[str, _Bucket] = {}
         self._prune_at = 10_000
 
@@ -401,6 +404,35 @@ class Gate:
             who="clients without a valid credential",
             detail=f"{request.method} {request.url.path[:64]} from {address[:64]}: {message}",
         )
+
+    def refused_lookup(
+        self, request: Request, subject: str, terminal: str, code: str, message: str, rule: str
+    ) -> bool:
+        """A look-up refused to someone authenticated (a voucher number or validation code
+        that names no voucher): True when it is the first of its person and code within the
+        window (the caller writes its own row, at once, as for any refusal); the others are
+        counted, one row per person, code and window with the count and the first of them —
+        200 made-up codes write two rows, not 200."""
+        key = ("lookup", subject, code)
+        now = time.monotonic()
+        first = self._lookups.get(key)
+        if first is None or now - first >= self.bursts.seconds:
+            if len(self._lookups) >= LOOKUP_KEYS_MAX:
+                self._lookups.clear()  # (bounded: a clear only writes a row more)
+            self._lookups[key] = now
+            return True
+        self.bursts.note(
+            key,
+            code,
+            kind=code,
+            rule=rule,
+            what=("further refused look-up", "further refused look-ups"),
+            who=subject[:64],
+            detail=f"{request.method} {request.url.path[:64]}: {message}",
+            actor=subject[:64],
+            terminal=terminal[:64],
+        )
+        return False
 
     def session(self, socket: WebSocket, connection: Connection) -> Session:
         """The gate of an authenticated socket."""

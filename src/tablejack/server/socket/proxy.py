@@ -31,10 +31,15 @@ forwards it:
   (:func:`tablejack.server.http.access.identity`). A forwarded request reaches the table's process
   under that process's address, so the forwarding process says which host the caller reached
   (:data:`CALLER_HOST`) and proves it is a process of the floor (:data:`HOP`: an HMAC, with
-  the floor's hop key, of the method, the path, that host and the time;
-  :func:`tablejack.store.leases.floor_hop_key`). The table's process compares the ``Origin``
-  with that host only when the proof holds (:func:`caller_host`): an outside caller that sends
-  the same headers without it is judged by the host it reached, as before.
+  the floor's hop key, of the method, the path, that host, the time, the SHA-256 of the body
+  and the SHA-256 of the credential — the ``Authorization`` and ``Cookie`` headers;
+  :func:`tablejack.store.leases.floor_hop_key`). The table's process checks the proof against
+  the request as it arrived (:class:`ForwardTableRequests`): a request that carries a proof
+  that does not hold — a body altered in flight, a credential swapped, another path, a stale
+  or forged proof — is refused (403, code ``hop``) and counted for the audit log; with a proof
+  that holds, it compares the ``Origin`` with the caller's host (:func:`caller_host`). An
+  outside caller that sends the forwarding headers without a proof is judged by the host it
+  reached, as before.
 
 A forwarded socket or request carries the header :data:`FORWARDED`; a process that gets one for
 a table it does not run refuses it rather than forwarding it again, so nothing goes round in
@@ -59,7 +64,7 @@ from urllib.parse import unquote
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from tablejack.server.floor.floor import LEASE_RULE, Connection, Floor
@@ -73,11 +78,14 @@ __all__ = [
     "CALLER_HOST",
     "FORWARDED",
     "HOP",
+    "HOP_RULE",
     "HOP_SECONDS",
     "ForwardTableRequests",
     "caller_host",
     "floor_tables",
     "forward_socket",
+    "hop_credential",
+    "hop_holds",
     "hop_proof",
     "socket_url",
 ]
@@ -92,6 +100,10 @@ HOP = "x-tablejack-hop"
 """The header proving a forwarded request comes from a process of the floor (:func:`hop_proof`)."""
 HOP_SECONDS = 30.0
 """How long a hop's proof holds (the processes' clocks may differ by a little)."""
+HOP_RULE = "floor hop proof"
+"""The rule a forwarded request whose proof does not hold is refused by."""
+_HOP_HOST = "tablejack.hop_host"
+"""The scope's key of the caller's host, once the request's hop proof held."""
 _HOP_HEADERS = {
     "host",
     "connection",
@@ -105,34 +117,62 @@ _TERMINAL_ACTION = re.compile(r"^/api/floor/terminals/([^/]+)/(tilt|clear)$")
 """A terminal's tilt or clear: forwarded to the process of the terminal's table."""
 
 
-def hop_proof(key: bytes, method: str, path: str, host: str, at_us: int) -> str:
-    """The proof that a process of the floor (holding ``key``) forwards ``method path``, which
-    its caller sent to ``host``, at ``at_us``: ``<at_us>.<HMAC-SHA256 hex>``."""
-    message = f"{at_us}\n{method.upper()}\n{path}\n{host}".encode()
+def hop_credential(headers: Mapping[str, str]) -> str:
+    """The credential a forwarded request carries, as its hop proof binds it: its
+    ``Authorization`` and ``Cookie`` headers."""
+    return f"{headers.get('authorization', '')}\n{headers.get('cookie', '')}"
+
+
+def hop_proof(
+    key: bytes,
+    method: str,
+    path: str,
+    host: str,
+    at_us: int,
+    body: bytes = b"",
+    credential: str = "\n",
+) -> str:
+    """The proof that a process of the floor (holding ``key``) forwards ``method path`` with
+    ``body`` and ``credential`` (:func:`hop_credential`), which its caller sent to ``host``, at
+    ``at_us``: ``<at_us>.<HMAC-SHA256 hex>``."""
+    body_digest = hashlib.sha256(body).hexdigest()
+    credential_digest = hashlib.sha256(credential.encode("utf-8", "surrogateescape")).hexdigest()
+    message = (
+        f"{at_us}\n{method.upper()}\n{path}\n{host}\n{body_digest}\n{credential_digest}".encode(
+            "utf-8", "surrogateescape"
+        )
+    )
     return f"{at_us}.{hmac.new(key, message, hashlib.sha256).hexdigest()}"
 
 
-def _hop_holds(key: bytes, method: str, path: str, host: str, proof: str) -> bool:
+def hop_holds(
+    key: bytes | None,
+    method: str,
+    path: str,
+    host: str,
+    body: bytes,
+    credential: str,
+    proof: str,
+) -> bool:
+    """Whether ``proof`` proves this very request — its method, path, caller's host, body and
+    credential — forwarded by a process of the floor within :data:`HOP_SECONDS`."""
     stamp, _, _ = proof.partition(".")
-    if not stamp.isdigit() or abs(time.time() - int(stamp) / 1e6) > HOP_SECONDS:
+    if key is None or not stamp.isdigit() or len(stamp) > 20:
         return False
-    return hmac.compare_digest(proof, hop_proof(key, method, path, host, int(stamp)))
+    if abs(time.time() - int(stamp) / 1e6) > HOP_SECONDS:
+        return False
+    expected = hop_proof(key, method, path, host, int(stamp), body, credential)
+    return hmac.compare_digest(proof.encode(), expected.encode())
 
 
 def caller_host(request: Request) -> str:
     """The host the caller sent ``request`` to: its own ``Host``, or — a request another
-    process of the floor forwarded here with a proof that holds — the host the caller sent it
-    to there (:data:`CALLER_HOST`). Without the proof the header counts for nothing."""
+    process of the floor forwarded here whose proof held (:class:`ForwardTableRequests`
+    checked it against the request as it arrived) — the host the caller sent it to there
+    (:data:`CALLER_HOST`). Without the proof the header counts for nothing."""
     host = request.headers.get("host", "")
-    claimed = request.headers.get(CALLER_HOST)
-    key: bytes | None = getattr(request.app.state, "hop_key", None)
-    if claimed is None or key is None:
-        return host
-    if not _hop_holds(
-        key, request.method, request.scope["path"], claimed, request.headers.get(HOP, "")
-    ):
-        return host
-    return claimed
+    proven = request.scope.get(_HOP_HOST)
+    return proven if isinstance(proven, str) else host
 
 
 def socket_url(base: str) -> str:
@@ -261,17 +301,18 @@ async def _pipe(
 
 
 def _forward_headers(
-    headers: Mapping[str, str], key: bytes | None, method: str, path: str
+    headers: Mapping[str, str], key: bytes | None, method: str, path: str, body: bytes = b""
 ) -> dict[str, str]:
     """The headers a forwarded request carries: the caller's (but those of the hop), the
     forwarding mark, and — with the floor's hop key — the host the caller reached and the
-    proof of the hop."""
+    proof of the hop (binding the body and the credential it is sent with)."""
     out = {k: v for k, v in headers.items() if k.lower() not in _HOP_HEADERS}
     out[FORWARDED] = "1"
     host = headers.get("host")
     if key is not None and host is not None:
         out[CALLER_HOST] = host
-        out[HOP] = hop_proof(key, method, path, host, int(time.time() * 1e6))
+        credential = hop_credential({k.lower(): v for k, v in out.items()})
+        out[HOP] = hop_proof(key, method, path, host, int(time.time() * 1e6), body, credential)
     return out
 
 
@@ -292,7 +333,12 @@ class ForwardTableRequests:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Forward the request, or pass it on."""
+        """Check a forwarded request's proof; forward the request, or pass it on."""
+        if scope["type"] == "http" and any(name == HOP.encode() for name, _ in scope["headers"]):
+            checked = await _checked_hop(scope, receive, send)
+            if checked is None:
+                return
+            receive = checked
         path = str(scope.get("path", ""))
         terminal = _TERMINAL_ACTION.match(path)
         if scope["type"] != "http" or not (path.startswith("/api/tables/") or terminal):
@@ -327,7 +373,7 @@ class ForwardTableRequests:
                 answer = await client.request(
                     request.method,
                     target + (f"?{query}" if query else ""),
-                    headers=_forward_headers(request.headers, key, request.method, path),
+                    headers=_forward_headers(request.headers, key, request.method, path, body),
                     content=body,
                 )
         except Exception as error:
@@ -345,6 +391,48 @@ class ForwardTableRequests:
             },
         )
         await response(scope, receive, send)
+
+
+async def _checked_hop(scope: Scope, receive: Receive, send: Send) -> Receive | None:
+    """A request carrying a hop proof: the body it came with, replayed, when the proof holds
+    (the caller's host is then the one it names, :func:`caller_host`); None when it was
+    refused (403 ``hop``, counted for the audit log)."""
+    request = Request(scope, receive)
+    body = await request.body()
+    state = scope["app"].state if "app" in scope else None
+    key: bytes | None = getattr(state, "hop_key", None)
+    claimed = request.headers.get(CALLER_HOST, "")
+    if hop_holds(
+        key,
+        request.method,
+        str(scope.get("path", "")),
+        claimed,
+        body,
+        hop_credential(request.headers),
+        request.headers.get(HOP, ""),
+    ):
+        scope[_HOP_HOST] = claimed
+        delivered = False
+
+        async def replay() -> Message:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return replay
+    message = (
+        "This request claims to be forwarded by a process of the floor, but its proof does not "
+        "hold for it (its body, credential, method, path or host changed since, or the proof "
+        f"is stale or forged) ({HOP_RULE})."
+    )
+    gate = getattr(state, "gate", None)
+    if gate is not None:
+        gate.unauthenticated(request, "hop", message, HOP_RULE)
+    response = JSONResponse({"detail": {"code": "hop", "rule": HOP_RULE, "message": message}}, 403)
+    await response(scope, receive, send)
+    return None
 
 
 async def _table_of_terminal(floor: Floor, terminal: str) -> str | None:

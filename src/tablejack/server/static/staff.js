@@ -43,7 +43,8 @@ export const roundStatusLabel = (status) => t(`recall.status.${status}`, {}, sta
 export const whoText = (me) => t("staff.who", { subject: me.subject, role: roleLabel(me.role) });
 
 export const TILT_CODES = ["door_open", "bill_validator", "printer", "connection_lost", "reader_fault",
-  "card_not_requested", "card_inventory", "storage_error", "other", "host_disabled", "host_link_lost"];
+  "card_not_requested", "card_inventory", "storage_error", "other", "host_disabled", "host_link_lost",
+  "handpay_pending"];
 export const CLEAR_CODES = ["fault_repaired", "checked_no_fault", "replaced", "other"];
 
 // What the signed-in person may do: /api/me's `may` (the server's permission table).

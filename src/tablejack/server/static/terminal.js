@@ -240,6 +240,9 @@ function onMessage(message) {
     $("notice").textContent = message.placed
       ? t("repeat.placed", { wagers: message.placed.map((w) => `${kindName(w.kind)} ${money(w.amount)}`).join(", ") })
       : "";
+  } else if (message.type === "voided") {  // PA 633a.14: the round is void, every wager back
+    $("notice").textContent = t(message.refunded ? "terminal.voided_refunded" : "terminal.voided", {
+      round: message.round_id, reason: message.reason, amount: money(message.refunded) });
   } else if (message.type === "closed") {  // the socket opens again by itself
     $("who").textContent = t("header.disconnected", { code: message.code });
     offline = true;
@@ -629,7 +632,11 @@ function drawResults() {
   panel.classList.toggle("shown", shown.length > 0);
   $("result-hold").hidden = !held;
   $("result-hold-text").textContent = held ? t("results.held", { round: held.round, seconds: hold }) : "";
-  $("results").replaceChildren(...shown.map((s) => {
+  // in hand order (a split's hands 1, 2, 3 as on the layout, whatever order they settled in);
+  // a side wager, of no hand, before the hands; the sort is stable
+  const handKey = (s) => (s.hand === null || s.hand === undefined ? -1 : s.hand);
+  const ordered = [...shown].sort((a, b) => ((a.spot || 0) - (b.spot || 0)) || (handKey(a) - handKey(b)));
+  $("results").replaceChildren(...ordered.map((s) => {
     const net = s.returned - s.amount;
     return el("li", { "data-result": s.result, class: net > 0 ? "won" : net < 0 ? "lost" : "even", title: s.clause },
       el("span", { class: "what" }, wagerLabel(s, held.hands)), " ", el("b", {}, outcomeText(s)));

@@ -6,6 +6,12 @@
   before a byte of the body is read; a body without one (chunked) is counted as it arrives and
   refused at the first chunk past the limit: the server never holds more than the limit and one
   chunk of it.
+* **JSON** (:class:`StrictJson`): a JSON body is read once, strictly, before any route: a
+  value JSON cannot carry — ``NaN``, ``Infinity``, ``-Infinity``, a number beyond a double's
+  range (``1e309``), a lone surrogate in a text, a body that is not JSON — is answered ``422``
+  naming the rule (:data:`JSON_RULE`) and counted for the audit log like every 422; no route,
+  no validator and no log line ever holds such a value (before, a ``NaN`` in a field a model
+  refused made its 422 answer unwritable: a 500 and a traceback).
 * **422 answers** (:func:`validation_errors`): a refused request's answer names each field and
   rule, and quotes at most :data:`ECHO_MAX_CHARS` characters of a refused text; a refused object
   or list is not quoted at all (a 1 MB body never comes back as a 2 MB answer).
@@ -17,10 +23,14 @@ text is capped by the store (:data:`tablejack.store.db.AUDIT_MESSAGE_MAX`).
 
 from __future__ import annotations
 
+import email.message
+import math
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
 from starlette.exceptions import HTTPException
+from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -30,8 +40,12 @@ __all__ = [
     "BODY_MAX_BYTES",
     "BODY_RULE",
     "ECHO_MAX_CHARS",
+    "JSON_RULE",
     "BodyTooLargeError",
     "LimitBody",
+    "StrictJson",
+    "is_json",
+    "json_refusal",
     "validation_errors",
 ]
 
@@ -42,6 +56,8 @@ BODY_RULE = "request body size"
 """The rule a 413 names."""
 ECHO_MAX_CHARS = 64
 """The most characters of a refused text a 422 quotes back."""
+JSON_RULE = "request body: JSON (RFC 8259)"
+"""The rule a body JSON cannot carry is refused by."""
 
 
 def _refusal(limit: int) -> dict[str, str]:
@@ -114,7 +130,85 @@ class LimitBody:
         await response(scope, receive, send)
 
 
+def is_json(content_type: str | None) -> bool:
+    """Whether a request's ``Content-Type`` makes FastAPI read its body as JSON
+    (``application/json`` or ``application/…+json``, read as FastAPI reads it)."""
+    if not content_type:
+        return False
+    message = email.message.Message()
+    message["content-type"] = content_type
+    subtype = message.get_content_subtype()
+    return message.get_content_maintype() == "application" and (
+        subtype == "json" or subtype.endswith("+json")
+    )
+
+
+def json_refusal(body: bytes) -> dict[str, Any] | None:
+    """The 422 problem of a JSON body that holds what JSON cannot carry (or is not JSON), or
+    None when it is strict JSON: ``NaN`` and ``Infinity`` are no JSON values, a number beyond a
+    double's range is read as infinity, a lone surrogate is no character (RFC 8259)."""
+    try:
+        orjson.loads(body)
+    except orjson.JSONDecodeError as error:
+        where = f"line {error.lineno} column {error.colno}"
+        why = str(error.msg).rstrip(".")
+        message = (
+            "A request body holds JSON only: finite numbers (no NaN, Infinity or -Infinity, "
+            f"none beyond ±1.8e308) and whole characters; refused at {where}: {why} "
+            f"({JSON_RULE})."
+        )
+        return {
+            "type": "json_invalid",
+            "loc": ["body", error.pos],
+            "msg": message,
+            "ctx": {"rule": JSON_RULE},
+        }
+    return None
+
+
+class StrictJson:
+    """ASGI middleware: an HTTP request whose JSON body holds a value JSON cannot carry (see
+    :func:`json_refusal`) is answered 422 naming the rule before any route reads it, and
+    counted for the audit log (the app's ``state.gate``, one row per client address and
+    window); any other request passes on with its body as it came. Installed inside
+    :class:`LimitBody`: the body read here is already bounded."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Refuse the request, or pass it on with its body."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        if not is_json(request.headers.get("content-type")):
+            await self.app(scope, receive, send)
+            return
+        body = await request.body()
+        problem = json_refusal(body) if body else None
+        if problem is not None:
+            gate = getattr(scope["app"].state, "gate", None) if "app" in scope else None
+            if gate is not None:
+                gate.invalid_request(request, [problem])
+            response = JSONResponse({"detail": [problem]}, 422)
+            await response(scope, receive, send)
+            return
+        delivered = False
+
+        async def replay() -> Message:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
 def _quoted(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)  # (never reaches here from a body; a JSON answer cannot hold it)
     if isinstance(value, str):
         return printable(value, ECHO_MAX_CHARS)
     if value is None or isinstance(value, (bool, int, float)):

@@ -120,7 +120,8 @@ class Action(_Message):
 
 class DealerCommand(_Message):
     """Dealer console commands: ``open-round``, ``close-wagering``, ``card`` (with ``card``,
-    a card code read by the reader or typed), ``countdown-expired``."""
+    a card code entered by hand), ``shoe-draw`` (the demonstration's simulated shoe),
+    ``countdown-expired``."""
 
     type: Literal["dealer"]
     id: CommandId

@@ -6,7 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["TableConfig"]
+__all__ = ["MANUAL_ENTRY", "TableConfig"]
+
+MANUAL_ENTRY = ("supervisor", "open")
+"""Who lets the console enter a card by hand (:attr:`TableConfig.manual_entry`)."""
 
 
 @dataclass
@@ -38,6 +41,15 @@ class TableConfig:
     result_hold_seconds: float = 30.0
     """PA 605a: a settled round's result stays on the terminal until the player acknowledges
     it or this many seconds pass, even when the next round opens meanwhile."""
+    manual_entry: str = "supervisor"
+    """At a reader table, who lets the dealer enter a card by hand at the console (a typed or
+    clicked card, a keyboard reader): ``supervisor`` (the default: a supervisor allows it for
+    the round in progress, PA 633c.5(j)) or ``open`` (every round; still recorded as manual).
+    Cards from the card-reading shoe's line need neither."""
+    simulated_shoe: bool = False
+    """A demonstration's card-reading shoe: the console's "Deal from the shoe" makes the server
+    read the next card out of the loaded shoe's own count, as a shoe on the reader line would
+    (never on a casino floor, where the shoe is a device)."""
 
     def __post_init__(self) -> None:
         above = self.confirm_above
@@ -50,6 +62,13 @@ class TableConfig:
             raise ValueError(
                 f"result_hold_seconds = {hold!r} must be between 0 and 3600 seconds (PA 605a)."
             )
+        if self.manual_entry not in MANUAL_ENTRY:
+            raise ValueError(
+                f"manual_entry = {self.manual_entry!r} must be one of {', '.join(MANUAL_ENTRY)} "
+                "(PA 633c.5(j))."
+            )
+        if self.simulated_shoe and self.source != "reader":
+            raise ValueError('simulated_shoe = true needs source = "reader" (PA 633c.5(j)).')
 
     def to_json(self) -> dict[str, Any]:
         """The configuration without the rules (stored beside them)."""
@@ -67,4 +86,6 @@ class TableConfig:
             "cards": self.cards,
             "confirm_above": self.confirm_above,
             "result_hold_seconds": self.result_hold_seconds,
+            "manual_entry": self.manual_entry,
+            "simulated_shoe": self.simulated_shoe,
         }

@@ -11,18 +11,27 @@ wager refunded (PA 633a.14). :class:`Dealer` belongs to one
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tablejack.core.cards import Card
 from tablejack.core.errors import InvalidNotationError, TablejackError
+from tablejack.server import visibility
 from tablejack.server.table.bookkeeping import Books
 from tablejack.server.table.errors import RefusedError, fault
 from tablejack.server.table.steps import WritePath, applier
 from tablejack.server.table.views import TableViews
 from tablejack.store import EventIn, Step
 
-__all__ = ["AUTOMATED_COMMANDS", "AUTOMATION_RULE", "VOID_RULE", "Dealer"]
+__all__ = [
+    "AUTOMATED_COMMANDS",
+    "AUTOMATION_RULE",
+    "MANUAL_RULE",
+    "READER_LINES",
+    "VOID_RULE",
+    "Dealer",
+]
 
 log = logging.getLogger("tablejack.server")
 
@@ -31,6 +40,11 @@ AUTOMATION_RULE = "table automation"
 """An automated table's console refusal: the server opens rounds, closes wagering and runs the
 clock itself (docs/server.md, "Dealer console")."""
 AUTOMATED_COMMANDS = ("open-round", "close-wagering", "countdown-expired")
+MANUAL_RULE = "PA 633c.5(j)"
+"""Cards are dealt from a shoe that reads them; entry by hand is the fallback."""
+READER_LINES = ("reader", "reader-tcp", "shoe")
+"""Where a card comes from the card-reading shoe: the reader line (over HTTP, over TCP) and the
+demonstration's simulated shoe. Every other path (the console) is entry by hand."""
 
 
 class Dealer:
@@ -53,8 +67,8 @@ class Dealer:
     async def command(
         self, command: str, by: str, terminal: str = "console", card: str | None = None
     ) -> dict[str, Any]:
-        """The dealer console: ``open-round``, ``close-wagering``, ``card``,
-        ``countdown-expired``. On an automated table the server opens the rounds, closes
+        """The dealer console: ``open-round``, ``close-wagering``, ``card`` (entry by hand),
+        ``shoe-draw`` (the simulated shoe), ``countdown-expired``. On an automated table the server opens the rounds, closes
         wagering ``wagering_seconds`` after the first wager and runs the countdown: the first
         three are refused there with a sentence saying so (code ``automated``)."""
         if command in AUTOMATED_COMMANDS and self.table.config.automated:
@@ -65,12 +79,16 @@ class Dealer:
         if command == "card":
             if card is None:
                 raise RefusedError("invalid", "A card command needs the card code.", "PA 633c.5(j)")
-            return await self.reader_card(card, by, terminal)
+            return await self.reader_card(
+                card, by, "console" if terminal in READER_LINES else terminal
+            )
+        if command == "shoe-draw":
+            return await self.shoe_draw(by)
         if command not in ("close-wagering", "countdown-expired"):
             raise RefusedError(
                 "invalid",
                 f"Unknown dealer command {command!r}; the console sends open-round, "
-                "close-wagering, card, countdown-expired.",
+                "close-wagering, card, shoe-draw, countdown-expired.",
                 "dealer console",
             )
         async with self.table.lock:
@@ -99,27 +117,41 @@ class Dealer:
             AUTOMATION_RULE,
         )
 
+    def manual_allowed(self) -> bool:
+        """Whether the console may enter a card by hand now: at a table whose operator left it
+        open (``manual_entry = "open"``), or in the round a supervisor allowed it for."""
+        if self.table.config.manual_entry == "open":
+            return True
+        return (
+            self.table.manual_entry_round is not None
+            and self.table.manual_entry_round == self.table.round_id
+        )
+
+    def card_wanted(self) -> bool:
+        """Whether the round in progress waits for a card."""
+        round_ = self.table.round
+        return round_ is not None and not round_.is_complete and round_.card_request is not None
+
     async def reader_card(self, code: str, by: str, terminal: str = "reader") -> dict[str, Any]:
-        """A card read by the card-reading shoe (or typed on the console). A card the engine
-        did not ask for, or one with no copy left in the shoe's inventory (or one copy too many
-        for the decks), stops the round as an irregularity and tilts the table (PA 605a:
-        ``card_not_requested``, ``card_inventory``). Every card read is taken out of the
-        inventory, whatever becomes of it (:attr:`card_inventory`)."""
+        """A card read by the card-reading shoe (or entered at the console). A card the shoe's
+        line reads that the engine did not ask for, or one with no copy left in the shoe's
+        inventory (or one copy too many for the decks), stops the round as an irregularity and
+        tilts the table (PA 605a: ``card_not_requested``, ``card_inventory``). Every card read
+        is taken out of the inventory, whatever becomes of it (:attr:`card_inventory`).
+
+        A card entered by hand (``terminal`` other than the shoe's line, :data:`READER_LINES`)
+        is a fallback (PA 633c.5(j): cards are dealt from a shoe that reads them): taken only
+        while :meth:`manual_allowed`, only when a card is wanted and only one the engine and
+        the shoe's count accept; anything else is refused and changes nothing — a stray click
+        never stops the table. A card taken so is recorded with ``source: manual``."""
         try:
             card = Card.parse(code.strip().upper())
         except InvalidNotationError as error:
             raise RefusedError("invalid", error.message, "PA 633c.5(j)") from None
+        if terminal not in READER_LINES:
+            return await self.manual_card(card, by, terminal)
         async with self.table.lock:
-            if (
-                self.table.shoe is not None
-                and self.table.round is not None
-                and not self.table.round.is_complete
-            ):
-                raise RefusedError(
-                    "source",
-                    f"Table {self.table.id} deals from its virtual shoe; reader cards are not taken.",
-                    "PA 633c.5(j)",
-                )
+            self.refuse_virtual()
             held = self.table.card_inventory.take(card.code)
             if self.table.status == "halted" and held:
                 await self.table.floor.store.commit(
@@ -170,26 +202,139 @@ class Dealer:
                     tilt="card_inventory" if copies else "card_not_requested",
                 )
                 raise RefusedError("irregularity", error.message, error.rule) from None
-            try:
-                reply = await self.steps.run(
-                    lambda r: r.deal_card(card),
-                    EventIn(
-                        "card",
-                        {
-                            "code": card.code,
-                            "read_us": self.table.floor.now_us(),
-                            "source": terminal,
-                        },
-                        actor=by,
-                        terminal=terminal,
-                    ),
-                )
-            except RefusedError as refusal:
-                if refusal.code == "storage_error" and self.table.inventory is not None:
-                    self.table.inventory.give_back(card.code)  # not recorded: it is read again
-                raise
+            reply = await self.deal(card, by, terminal, source=terminal)
         self.changed()
         return reply
+
+    def refuse_virtual(self) -> None:
+        """A table that deals from its virtual shoe takes no card from a reader or the console
+        while a round is dealt."""
+        if (
+            self.table.shoe is not None
+            and self.table.round is not None
+            and not self.table.round.is_complete
+        ):
+            raise RefusedError(
+                "source",
+                f"Table {self.table.id} deals from its virtual shoe; reader cards are not taken.",
+                "PA 633c.5(j)",
+            )
+
+    async def manual_card(self, card: Card, by: str, terminal: str) -> dict[str, Any]:
+        """A card entered by hand at the console (:meth:`reader_card`): every refusal here
+        leaves the table, its round and the shoe's count as they were."""
+        async with self.table.lock:
+            self.refuse_virtual()
+            if self.table.status == "halted":
+                raise RefusedError(
+                    "halted",
+                    f"Table {self.table.id} is stopped: {self.table.halt_reason}",
+                    "PA 633a.14",
+                )
+            if not self.card_wanted():
+                raise RefusedError(
+                    "not_wanted",
+                    f"No card is wanted now; {card.code} was not taken.",
+                    MANUAL_RULE,
+                )
+            if not self.manual_allowed():
+                raise RefusedError(
+                    "manual_entry",
+                    "Cards come from the card-reading shoe; a supervisor allows entry by hand "
+                    f"for the round. {card.code} was not taken.",
+                    MANUAL_RULE,
+                )
+            round_ = self.table.round
+            assert round_ is not None  # card_wanted
+            try:
+                round_.verify_dealing_card(card)
+            except TablejackError as error:
+                raise RefusedError(
+                    "not_wanted", f"{card.code} was not taken: {error.message}", error.rule
+                ) from None
+            inventory = self.table.inventory
+            if inventory is not None and inventory.remaining()[card.code] <= 0:
+                raise RefusedError(
+                    "not_in_shoe",
+                    f"The shoe's count holds no {card.code} any more; it was not taken.",
+                    self.table.card_inventory.rule,
+                )
+            self.table.card_inventory.take(card.code)
+            reply = await self.deal(card, by, terminal, source="manual")
+        self.changed()
+        return reply
+
+    async def deal(self, card: Card, by: str, terminal: str, *, source: str) -> dict[str, Any]:
+        """Write the card the engine accepted (the caller holds the table's lock and took it
+        out of the inventory); a storage error puts it back (it is read again)."""
+        try:
+            return await self.steps.run(
+                lambda r: r.deal_card(card),
+                EventIn(
+                    "card",
+                    {"code": card.code, "read_us": self.table.floor.now_us(), "source": source},
+                    actor=by,
+                    terminal=terminal,
+                ),
+            )
+        except RefusedError as refusal:
+            if refusal.code == "storage_error" and self.table.inventory is not None:
+                self.table.inventory.give_back(card.code)  # not recorded: it is read again
+            raise
+
+    async def shoe_draw(self, by: str) -> dict[str, Any]:
+        """The demonstration's card-reading shoe (:attr:`TableConfig.simulated_shoe`): the next
+        card comes out of the loaded shoe's own count, drawn by the server's cryptographic
+        generator, and is read on the shoe's line like any card a shoe reads. The answer names
+        no card: a face-down card stays unseen by the dealer too (PA 633c.5(o))."""
+        if not self.table.config.simulated_shoe:
+            raise RefusedError(
+                "source",
+                f"Table {self.table.id} has no simulated shoe: its cards come from the "
+                "card-reading shoe on the reader line.",
+                "PA 633c.5(j)",
+            )
+        inventory = self.table.inventory
+        if inventory is None or not inventory.remaining():
+            raise RefusedError(
+                "procedure",
+                "No card is left in a loaded shoe: load the shoe first.",
+                self.table.card_inventory.rule,
+            )
+        if self.table.status != "open" or not self.card_wanted():
+            raise RefusedError("not_wanted", "No card is wanted now; none was drawn.", MANUAL_RULE)
+        left = inventory.remaining()
+        code = secrets.choice(sorted(left.elements()))
+        reply = await self.reader_card(code, by, "shoe")
+        return {key: value for key, value in reply.items() if key != "card"}
+
+    async def allow_manual_entry(self, by: str, reason: str) -> dict[str, Any]:
+        """A supervisor allows entry by hand for the round in progress (the shoe cannot read a
+        card): recorded in the round's log (``manual_entry``, with the reason) and audited."""
+        async with self.table.lock:
+            round_ = self.table.round
+            round_id = self.table.round_id
+            if round_ is None or round_.is_complete or round_id is None:
+                raise RefusedError("round", "No round in progress.", MANUAL_RULE)
+            if self.table.config.source != "reader":
+                raise RefusedError(
+                    "source", f"Table {self.table.id} deals from its virtual shoe.", "PA 633c.5(j)"
+                )
+            if self.table.manual_entry_round != round_id:
+                await self.table.floor.store.commit(
+                    Step(
+                        round_id,
+                        events=[EventIn("manual_entry", {"reason": reason}, actor=by)],
+                        at_us=self.table.floor.now_us(),
+                        fence=self.table.fence,
+                    )
+                )
+                self.table.manual_entry_round = round_id
+        await self._audit_quietly(
+            "manual_entry_allowed", f"round {round_id}: {reason}", by, MANUAL_RULE
+        )
+        self.changed()
+        return {"ok": True, "round_id": round_id, "manual_entry": True}
 
     async def _irregularity(
         self,
@@ -320,6 +465,7 @@ class Dealer:
             if not await self._voided_in_log(round_id, quiet=True):
                 raise await self._void_failed(round_id, error) from error
         self.table.floor.book(transfers)
+        self.tell_voided(round_id, reason, [(t.to_account, t.amount) for t in transfers])
         self.table.round = None
         self.table.books = Books(self.table.id)
         self.table.void_failure = None
@@ -327,6 +473,16 @@ class Dealer:
             self.settle_status()  # open unless a tilt is still active (PA 605a)
         await self._audit_quietly("void", reason, by)
         return round_id
+
+    def tell_voided(self, round_id: str, reason: str, refunds: list[tuple[str, int]]) -> None:
+        """Tell every player's terminal at the table that ``round_id`` was voided, why, and
+        what came back to his account (the information policy's
+        :func:`~tablejack.server.visibility.void_notice`)."""
+        for subscriber in list(self.table.subscribers):
+            viewer = visibility.Viewer(subscriber.role, subscriber.subject, subscriber.terminal)
+            notice = visibility.void_notice(viewer, self.table.id, round_id, reason, refunds)
+            if notice is not None:
+                subscriber.push(notice)
 
     async def _voided_in_log(self, round_id: str, *, quiet: bool = False) -> bool:
         """Whether the log already holds the round's void (``quiet``: False if the store

@@ -114,6 +114,8 @@ class Table(TableViews):
         """Active tilts (PA 605a lock-out): the table's own and its terminals' (kept by
         :attr:`lockout`)."""
         self.irregular_round = None
+        self.manual_entry_round = None
+        """The round a supervisor allowed the console to enter cards by hand for (PA 633c.5(j))."""
         self.void_failure = None
         """Why the last void of the round in progress could not be written: the table holds
         the round (halted) until a supervisor voids it again."""
@@ -198,6 +200,8 @@ class Table(TableViews):
         )
         if self.shoe is not None:
             self.shoe.shuffle(out_of_play=round_.cards_dealt)
+        if any(record.kind == "manual_entry" for record in events):
+            self.manual_entry_round = row["id"]
         if row["status"] == "irregular":
             self.irregular_round = row["id"]
             self.status = "halted"
@@ -453,6 +457,11 @@ class Table(TableViews):
     async def reader_card(self, code: str, by: str, terminal: str = "reader") -> dict[str, Any]:
         """A card read by the card-reading shoe (:meth:`Dealer.reader_card`)."""
         return await self.dealer.reader_card(code, by, terminal)
+
+    async def allow_manual_entry(self, by: str, reason: str) -> dict[str, Any]:
+        """A supervisor allows the console to enter cards by hand for the round in progress
+        (:meth:`Dealer.allow_manual_entry`)."""
+        return await self.dealer.allow_manual_entry(by, reason)
 
     def settle_status(self) -> None:
         """Halted or open as the tilts, an irregular round or a failed void say

@@ -65,6 +65,7 @@ class TableViews:
     halt_reason: str
     tilts: list[dict[str, Any]]
     irregular_round: str | None
+    manual_entry_round: str | None
     void_failure: str | None
     inventory: ShoeInventory | None
     card_inventory: CardInventory
@@ -210,6 +211,8 @@ class TableViews:
             "phase": None if self.round is None else self.round.phase.value,
             "positions": self.adapter.positions(self.rules),
             "source": self.config.source,
+            "simulated_shoe": self.config.simulated_shoe,
+            "manual_entry": self.round_id is not None and self.manual_entry_round == self.round_id,
             "automated": self.config.automated,
             "automation": self.automation(),
             "halt_reason": self.halt_reason,
@@ -336,9 +339,35 @@ class TableViews:
             "procedures": self.procedures_state(),
             "transcript": None if round_ is None else transcript(round_),
             "tilts": self.tilts,
+            "controls": self.controls(),
             "shoe": visibility.shoe(
                 round_, None if self.inventory is None else self.inventory.to_json()
             ),
+        }
+
+    def controls(self) -> dict[str, bool]:
+        """What the dealer console can send now, so that it offers nothing else (a control
+        the round cannot take is disabled, not refused after a click): ``open_round`` with no
+        round in progress, ``close_wagering`` while wagering is open, ``countdown_expired``
+        while a decision window counts down, ``shoe_draw`` (the simulated shoe) and ``card``
+        (entry by hand, only where a supervisor allowed it: ``manual_entry``) only while the
+        round waits for a card."""
+        manual = self.config.source == "reader" and not self.config.automated
+        round_ = self.round
+        playing = self.status == "open" and not self.config.automated
+        in_round = round_ is not None and not round_.is_complete
+        wanted = self.status == "open" and in_round and round_.card_request is not None
+        allowed = self.config.manual_entry == "open" or (
+            self.manual_entry_round is not None and self.manual_entry_round == self.round_id
+        )
+        window = self.window_key
+        return {
+            "open_round": playing and not in_round,
+            "close_wagering": playing and in_round and round_.phase.value == "wagering",
+            "countdown_expired": playing and window is not None and window[0] != "wagering",
+            "shoe_draw": wanted and self.config.simulated_shoe,
+            "card": wanted and manual and allowed,
+            "manual_entry": in_round and manual and allowed,
         }
 
     def procedures_state(self) -> dict[str, Any]:

@@ -24,8 +24,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import datetime as dt
 import logging
 import time
+import zoneinfo
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -201,7 +203,10 @@ class _Backend:
         return True
 
     async def reset_handpay(self) -> int:
-        return 0x01  # the floor resets a handpay when the cage pays it (docs/sas.md)
+        return await self.link.reset_handpay(self.terminal)
+
+    def reset_handpay_later(self, amount: int) -> int | None:
+        return self.link.reset_handpay_later(self.terminal, amount)
 
     def now_us(self) -> int:
         return self.link.floor_now_us()
@@ -259,6 +264,7 @@ class SasLink(Link):
         self._enabling: dict[str, asyncio.Lock] = {}
         self._signature: tuple[int, tuple[int, ...]] | None = None
         self._signature_at = float("-inf")
+        self._reports: set[asyncio.Task[None]] = set()
         self.system = "sas"
 
     # the interface
@@ -305,6 +311,7 @@ class SasLink(Link):
                     )
                 else:
                     line = SerialLine(where, respond, now)
+            line.addresses = frozenset(machines)
             await line.start()
             self.lines.append(line)
         await self._load_state()
@@ -338,14 +345,26 @@ class SasLink(Link):
         return refused
 
     def _responder(self, machines: dict[int, GamingMachine]) -> tuple[Any, Any]:
+        def heard(message: Message) -> GamingMachine | None:
+            """Every machine on the line hears every message: one to another address (or to
+            all) is the implied ACK of its own last answer (SAS §3.1); a global date and time
+            (``00 7F``) sets every clock. The machine the message is for, or None."""
+            for other in machines.values():
+                if other.address != message.address:
+                    other.heard_other()
+                    if message.address == 0 and message.command == 0x7F:
+                        with contextlib.suppress(ValueError):
+                            other.set_date_time(message.data)
+            return machines.get(message.address)
+
         async def respond(message: Message) -> bytes | None:
-            machine = machines.get(message.address)
+            machine = heard(message)
             if machine is None:
                 return None  # another machine's message on a shared line
             return await machine.answer(message, time.monotonic())
 
         def now(message: Message) -> tuple[bool, bytes | None]:  # in the line's thread
-            machine = machines.get(message.address)
+            machine = heard(message)  # again in respond, if it goes there: no matter
             if machine is None:
                 return True, None  # another machine's message on a shared line
             return machine.answer_now(message, time.monotonic())
@@ -353,7 +372,7 @@ class SasLink(Link):
         return respond, now
 
     async def stop(self) -> None:
-        for task in (self._watch, self._refresh):
+        for task in (self._watch, self._refresh, *self._reports):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(BaseException):
@@ -381,7 +400,8 @@ class SasLink(Link):
 
     def ticket_printed(self, terminal: str, code: str, amount: int, number: str) -> None:
         machine = self.machines[terminal]
-        machine.ticket_printed(code, amount, self.floor_now_us(), int(number or 0))
+        machine.ticket_printed(code, amount, self.floor_now_us(), int(number or 0), report=False)
+        self._after_meters(lambda: machine.report("ticket_printed"))
 
     async def ticket_inserted(self, terminal: str, code: str) -> Decision:
         machine = self._machine(terminal)
@@ -396,9 +416,15 @@ class SasLink(Link):
 
     def ticket_finished(self, terminal: str, amount: int | None) -> None:
         machine = self.machines[terminal]
-        machine.ticket_done(0x00 if amount is not None else 0x80, amount or 0)
+        if machine.ticket is None:
+            return
+        machine.ticket_done(0x00 if amount is not None else 0x80, amount or 0, report=False)
+        self._after_meters(lambda: machine.report("ticket_complete"))
 
     def event(self, terminal: str, name: str, amount: int = 0) -> None:
+        """A significant event at ``terminal``; one that moved money (a bill, a hand pay) is
+        reported once the meters it changed are in the snapshot the meter long polls read
+        (:meth:`_after_meters`)."""
         machine = self.machines.get(terminal)
         if machine is None:
             return
@@ -408,9 +434,102 @@ class SasLink(Link):
         elif name == "handpay_paid":
             if machine.handpay:
                 machine.handpay = 0
-                machine.report("handpay_reset")
+                self._after_meters(lambda: machine.report("handpay_reset"))
+            self._spawn(self._lift_handpay(terminal, "paid by an attendant"))
+        elif name == "bill_accepted":
+
+            def report() -> None:
+                bills = self._snapshot_of(terminal).get("bills", {})
+                machine.report_bill(amount, int(bills.get(amount, 0)))
+
+            self._after_meters(report)
         else:
             machine.report(name)
+
+    async def handpay(self, terminal: str, amount: int) -> None:
+        """A cash-out of ``amount`` cents above the voucher limit waits for an attendant: the
+        terminal is locked (``handpay_pending``: no wager, no bill) until the handpay is paid
+        at the cage or reset by the host (long poll 94), and the host is told (51, 1B)."""
+        machine = self.machines.get(terminal)
+        floor = self.floor
+        if machine is None or floor is None:
+            return
+        locks = await store_protections.open_locks(floor.store)
+        if not any(lock["code"] == "handpay_pending" for lock in locks.get(terminal, [])):
+            await store_protections.lock_terminal(
+                floor.store,
+                terminal,
+                "handpay_pending",
+                f"handpay pending: ${amount // 100:,}.{amount % 100:02d} to be paid by an "
+                "attendant (SAS exception 51)",
+                by=f"sas:{machine.address}",
+                at_us=floor.now_us(),
+            )
+            await floor.locks_changed()  # the guard reloads: no wager while it is pending
+        machine.handpay = amount
+        machine.report("handpay_pending")
+
+    async def reset_handpay(self, terminal: str) -> int:
+        """Long poll 94: the handpay pending is reset — its lock lifted (the credit stays the
+        player's: nothing moves); 0x00, or 0x01 when the store refused."""
+        return 0x00 if await self._lift_handpay(terminal, "reset by the SAS host") else 0x01
+
+    def reset_handpay_later(self, terminal: str, amount: int) -> int | None:
+        """Long poll 94 from a line's thread: 00 (reset) now, the handpay's lock lifted after
+        in the event loop; a store that refuses to lift it leaves the handpay of ``amount``
+        cents pending (51 again). None when there is no event loop to do it (it answers)."""
+        loop = self.loop
+        if loop is None or self.floor is None:
+            return None
+        loop.call_soon_threadsafe(lambda: self._spawn(self._reset_after(terminal, amount)))
+        return 0x00
+
+    async def _reset_after(self, terminal: str, amount: int) -> None:
+        if await self.reset_handpay(terminal) == 0x00:
+            return
+        machine = self.machines[terminal]
+        if not machine.handpay:  # the lock stays: so does the handpay, for the host to see
+            machine.handpay = amount
+            machine.report("handpay_pending")
+
+    async def _lift_handpay(self, terminal: str, why: str) -> bool:
+        floor = self.floor
+        assert floor is not None
+        try:
+            cleared = await store_links.clear_link_lock(
+                floor.store,
+                terminal,
+                "handpay_pending",
+                by=f"sas:{self.machines[terminal].address}",
+                at_us=floor.now_us(),
+            )
+        except FloorRefusedError:
+            log.exception("SAS: the handpay of %s (%s)", terminal, why)
+            return False
+        if cleared is not None:
+            await floor.locks_changed()
+        return True
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._reports.add(task)
+        task.add_done_callback(self._reports.discard)
+
+    def _after_meters(self, report: Any) -> None:
+        """Run ``report`` (an exception queued) once a meters snapshot read after this moment
+        is the one the meter long polls answer from: a host that reads the meters on the
+        event (SAS hosts read them on 4F, 3D, 7F …) finds them moved."""
+        since = time.monotonic()
+
+        async def reported() -> None:
+            try:
+                while self.snapshot_at < since:
+                    await self._refreshing()
+            except Exception:  # the meters could not be read: the event is reported anyway
+                log.exception("SAS: the meters before an event")
+            report()
+
+        self._spawn(reported())
 
     # the floor's duties
 
@@ -554,6 +673,18 @@ class SasLink(Link):
         for terminal in self.machines:
             self._locks[terminal] = {lock["code"] for lock in locks.get(terminal, [])}
         self._tables = {row["id"]: row["table_id"] for row in await terminals(self.floor.store)}
+        await self._zone_step()
+
+    async def _zone_step(self) -> None:
+        """The floor's time zone (setting ``sas_time_zone``) for every machine's SAS clock."""
+        assert self.floor is not None
+        name = str((await floor_settings(self.floor.store)).get("sas_time_zone") or "UTC")
+        try:
+            zone: dt.tzinfo = zoneinfo.ZoneInfo(name)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            zone = dt.UTC
+        for machine in self.machines.values():
+            machine.zone = zone
 
     async def _watching(self) -> None:
         """The events the floor does not tell: tilts, games, the host lost."""
@@ -570,6 +701,7 @@ class SasLink(Link):
                 if tick % 5 == 0:
                     await self._locks_step()
                     await self._link_step()
+                    await self._zone_step()
                 if tick % 50 == 0:
                     await self._load_tables()
             except asyncio.CancelledError:
@@ -599,7 +731,7 @@ class SasLink(Link):
             if started is not None and (
                 table.round_id != started or round_ is None or round_.is_complete
             ):
-                machine.report("game_end")
+                self._after_meters(lambda machine=machine: machine.report("game_end"))
                 self._games[terminal] = started = None
             player = self._player(terminal)
             if (
@@ -609,7 +741,7 @@ class SasLink(Link):
                 and not round_.is_complete
                 and table.in_play(player) > 0
             ):
-                machine.report("game_start")
+                self._after_meters(lambda machine=machine: machine.report("game_start"))
                 self._games[terminal] = table.round_id
 
     async def _locks_step(self) -> None:

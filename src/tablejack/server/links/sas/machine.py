@@ -32,23 +32,66 @@ __all__ = [
     "meter_value",
 ]
 
-READ_NOW = frozenset({*METER_POLLS, 0x1B, 0x1F, 0x54, 0x7E})
+READ_NOW = frozenset({*METER_POLLS, 0x1B, 0x1F, 0x48, 0x51, 0x54, 0x7E, 0xA0, 0xB5})
 """Long polls :meth:`GamingMachine.answer_now` answers at once, from the machine's own state
 and a meters snapshot: they only read."""
 
 SAS_VERSION = b"602"
 
-EFFECTS = frozenset({0x01, 0x02, 0x0E, 0x4C, 0x4D, 0x58, 0x71, 0x7F, 0x94})
+EFFECTS = frozenset({0x01, 0x02, 0x4C, 0x4D, 0x58, 0x71, 0x7F, 0x94})
 """Long polls that change something (a lock, a validation number, a redemption, a record
 read): a retry with the same bytes is answered again without doing it twice. (``71`` with
 transfer code ``FF`` and ``4D`` with function ``FF`` only read.)"""
 
 CASHOUT_NOT_WAITING = 0x80
 
-THREAD_POLLS = frozenset({0x0E, 0x4C, 0x4D, 0x57, 0x58, 0x70, 0x71, 0x7B, 0x7F, 0x94})
+HANDPAY_REPEAT_SECONDS = 15.0
+"""A handpay pending whose information the host has not read (long poll 1B) is reported
+again (exception 51) this long after it was last reported (SAS 6.02 §7.8.1), until the host
+reads it or it is paid or reset."""
+
+BILL_EXCEPTIONS = {
+    100: 0x47,
+    500: 0x48,
+    1000: 0x49,
+    2000: 0x4A,
+    5000: 0x4B,
+    10000: 0x4C,
+    200: 0x4D,
+    50000: 0x4E,
+    20000: 0x50,
+}
+"""The exception of a bill accepted, by denomination in cents (SAS 6.02 §7.11 and appendix A:
+real-time event reporting is off): $1 47, $5 48, $10 49, $20 4A, $50 4B, $100 4C, $2 4D, $500
+4E, $200 50; any other bill 4F. The host then reads the bill with long poll 48."""
+
+BILL_CODES = (
+    *(100, 200, 500, 1000, 2000, 2500, 5000, 10_000, 20_000, 25_000, 50_000, 100_000),
+    *(200_000, 250_000, 500_000, 1_000_000),
+)
+"""SAS's bill denomination codes (appendix C: 00 $1, 01 $2, 02 $5 … 0A $500 …), by position."""
+COUNTRY_US = 0x37
+"""The bill acceptor country code of the United States (appendix C: 37, BCD)."""
+
+FEATURES = bytes(
+    [
+        0b1100_0000,  # ticket redemption (bit 7); validation style 10: system (bits 5-6)
+        0b0000_1101,  # extended meters (3); tickets in drop and cancelled credits (2); won
+        # credits metered when won (bits 0-1: 01)
+        0x01,  # polled as fast as every 40 ms (SAS 6.02 §2.3.3)
+        0x00,
+    ]
+)
+"""The enabled features of the machine (long poll A0, SAS 6.02 §7.14)."""
+
+GAME_NAME = b"tablejack blackjack"
+PAYTABLE = b"BJ0001"
+
+THREAD_POLLS = frozenset({0x4C, 0x4D, 0x57, 0x58, 0x70, 0x71, 0x7B, 0x7F, 0x94})
 """Long polls with an effect answered in the line's thread from the machine's own state
-(:meth:`GamingMachine.answer_now`): a validation number, a ticket's decision, a record read;
-the floor waiting on them is woken in its event loop."""
+(:meth:`GamingMachine.answer_now`): a validation number, a ticket's decision, a record read,
+the host's clock, a handpay reset; the floor waiting on them is woken (the handpay's lock
+lifted) in its event loop. (``0E``, real-time event reporting, is not supported: ignored.)"""
 
 
 class HostRefusedError(Exception):
@@ -99,6 +142,11 @@ class Backend(Protocol):
     async def reset_handpay(self) -> int:
         """The host asks to reset a handpay: 0 reset, 1 unable, 2 not in handpay."""
 
+    def reset_handpay_later(self, amount: int) -> int | None:
+        """The host asks to reset the handpay of ``amount`` cents, from a line's thread: the
+        answer now (0 reset, the lock lifted after in the event loop; 1 unable), None for the
+        event loop to answer."""
+
     def now_us(self) -> int:
         """The floor clock."""
 
@@ -132,7 +180,6 @@ class GamingMachine:
     last_poll: float = float("-inf")
     """When the host last polled this machine (the link's clock)."""
     polls: int = 0
-    real_time: bool = False
     validation_id: bytes = b"\x00\x00\x00"
     validation_seq: int = 0
     cashout: _Cashout | None = None
@@ -141,7 +188,24 @@ class GamingMachine:
     unread: deque[TicketRecord] = field(default_factory=deque)
     handpay: int = 0
     """The cents of the handpay pending (0: none)."""
+    zone: dt.tzinfo = dt.UTC
+    """The floor's time zone (the setting ``sas_time_zone``): SAS clocks are local."""
+    clock_offset_us: int = 0
+    """What the host's date and time (long poll 7F) adds to the floor clock in this machine's
+    answers (7E, the ticket records of 4D); the floor clock and the ledger are never changed."""
     _last: tuple[bytes, bytes | None] | None = None
+    _previous: bytes | None = None
+    """The host's last message to this machine; None once a message to another address (or a
+    global one) was heard since — the implied ACK of SAS §3.1."""
+    _unacked: bytes | None = None
+    """The exception last answered to a general poll, not yet acknowledged: a general poll
+    repeated (the implied NACK) gets it again."""
+    _handpay_at: float = float("-inf")
+    _handpay_read: bool = False
+    last_bill: int = 0
+    """The cents of the last bill accepted (long poll 48)."""
+    last_bill_count: int = 0
+    """How many bills of that denomination the terminal had accepted (its meter)."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.address <= 127:
@@ -156,13 +220,30 @@ class GamingMachine:
     def report_code(self, code: int) -> None:
         self.exceptions.report(code)
 
-    def next_exception(self) -> int:
+    def report_bill(self, amount: int, count: int = 0) -> None:
+        """A bill of ``amount`` cents accepted (``count``: the terminal's meter of that
+        denomination, with it): its denomination's exception (real-time event reporting is
+        off), 4F for a denomination without one."""
+        self.last_bill, self.last_bill_count = amount, count
+        self.exceptions.report(BILL_EXCEPTIONS.get(amount, EXCEPTIONS["bill_accepted"]))
+
+    def next_exception(self, now: float = 0.0) -> int:
         """The exception a general poll answers: the priority ones first, in order; a
-        pending system validation or inserted ticket again until the host handles it; 0x00
-        when there is none."""
+        pending system validation or inserted ticket again until the host handles it; a
+        handpay pending again every :data:`HANDPAY_REPEAT_SECONDS` until it is paid or reset;
+        0x00 when there is none."""
         first = self.exceptions.next_priority()
+        if first == EXCEPTIONS["handpay_pending"]:
+            self._handpay_at = now
         if first is not None:
             return first
+        if (
+            self.handpay
+            and not self._handpay_read
+            and now - self._handpay_at >= HANDPAY_REPEAT_SECONDS
+        ):
+            self._handpay_at = now
+            return EXCEPTIONS["handpay_pending"]
         cashout = self.cashout
         if cashout is not None and not cashout.done.done() and not cashout.answered:
             return EXCEPTIONS["validation_request"]
@@ -181,6 +262,7 @@ class GamingMachine:
             return self.general_poll(now)
         self.last_poll = now
         self.polls += 1
+        self._long_poll_heard(message)
         if self._last is not None and self._last[0] == message.raw:
             return self._last[1]
         try:
@@ -207,11 +289,14 @@ class GamingMachine:
                 return False, None
         self.last_poll = now
         self.polls += 1
+        self._long_poll_heard(message)
         self._last = None
         try:
             if message.command in METER_POLLS:
                 assert meters is not None
                 return True, meter_poll(self.address, message.command, message.data, meters)
+            if message.command in (0xA0, 0xB5):
+                return True, self._game_info(message.command, message.data)
             return True, self._read(message.command)
         except (ValueError, IndexError):  # data a long poll cannot have: ignored
             return True, None
@@ -229,10 +314,15 @@ class GamingMachine:
         if self._last is not None and self._last[0] == message.raw:  # the host's retry
             self.last_poll = now
             self.polls += 1
+            self._long_poll_heard(message)
             return True, self._last[1]
         reply: bytes | None
         try:
-            if command in (0x01, 0x02):
+            if command == 0x94:
+                handled, reply = self._handpay_reset_now()
+                if not handled:
+                    return False, None
+            elif command in (0x01, 0x02):
                 done = self.backend.enable_later(command == 0x02)
                 if done is None:
                     return False, None
@@ -250,30 +340,67 @@ class GamingMachine:
             reply = None
         self.last_poll = now
         self.polls += 1
+        self._long_poll_heard(message)  # the implied ACK, as when the event loop answers
         effect = command in EFFECTS and message.data[:1] != b"\xff"
         self._last = (message.raw, reply) if effect else None
         return True, reply
 
-    def _read(self, command: int) -> bytes:
+    def heard_other(self) -> None:
+        """A message to another address (or to all, address 0) was on the line: the implied
+        ACK of this machine's last answer (SAS §3.1) — its exception is gone, and its next
+        poll is a new one, not a retry."""
+        self._previous = None
+        self._unacked = None
+        self._last = None
+
+    def _long_poll_heard(self, message: Message) -> None:
+        self._unacked = None  # a long poll acknowledges the exception last reported
+        self._previous = message.raw
+
+    def local(self, at_us: int) -> dt.datetime:
+        """``at_us`` (the floor clock, UTC) as the SAS clock shows it: in the floor's time zone,
+        moved by the host's date and time (7F)."""
+        return dt.datetime.fromtimestamp((at_us + self.clock_offset_us) / 1e6, self.zone)
+
+    def _read(self, command: int) -> bytes | None:
         if command == 0x1F:
             return self._machine_id()
+        if command == 0x48:
+            return self._last_bill()
+        if command == 0x51:  # no multi-game extensions: 0000 (SAS 6.02 §7.6.3)
+            return self._reply(0x51, bcd(0, 2))
+        if command in (0xA0, 0xB5):
+            raise ValueError("A0 and B5 carry a game number")  # read with their data
         if command == 0x54:
             return self._variable(0x54, SAS_VERSION + self.serial.encode("ascii", "replace")[:40])
         if command == 0x1B:
+            self._handpay_read = bool(self.handpay)  # read: no more 51 every 15 s
+            # progressive group 0; level 80: cancelled credits (a cash-out above the voucher
+            # limit); partial pay 0; reset ID 01: 94 may reset it to the credit meter
             body = bytes([0x00, 0x80 if self.handpay else 0x00]) + bcd(self.handpay, 5)
-            return self._reply(0x1B, body + bcd(0, 2) + b"\x00" + bytes(10))
-        moment = dt.datetime.fromtimestamp(self.backend.now_us() / 1e6, dt.UTC)  # 7E
+            reset = b"\x01" if self.handpay else b"\x00"
+            return self._reply(0x1B, body + bcd(0, 2) + reset + bytes(10))
+        moment = self.local(self.backend.now_us())  # 7E
         return self._reply(
             0x7E,
             bytes.fromhex(moment.strftime("%m%d%Y")) + bytes.fromhex(moment.strftime("%H%M%S")),
         )
 
     def general_poll(self, now: float) -> bytes:
-        """The answer to a general poll (no waiting: the transport answers it at once)."""
+        """The answer to a general poll (no waiting: the transport answers it at once). The
+        same general poll again with nothing between — no long poll, no poll to another
+        address — is the host's implied NACK (SAS §3.1: it did not get the answer): the same
+        exception is sent again. Anything else acknowledged it, and the next is taken."""
         self.last_poll = now
         self.polls += 1
+        poll = bytes([0x80 | self.address])
+        if self._previous == poll and self._unacked is not None:
+            return self._unacked
+        self._previous = poll
         self._last = None
-        return bytes([self.next_exception()])
+        answer = bytes([self.next_exception(now)])
+        self._unacked = answer if answer != b"\x00" else None
+        return answer
 
     def _ack(self) -> bytes:
         return bytes([self.address])
@@ -292,6 +419,8 @@ class GamingMachine:
         assert command is not None
         if command in METER_POLLS:
             return meter_poll(self.address, command, data, await self.backend.meters())
+        if command in (0xA0, 0xB5):
+            return self._game_info(command, data)
         if command in READ_NOW:
             return self._read(command)
         handler = _HANDLERS.get(command)
@@ -321,19 +450,75 @@ class GamingMachine:
         signature = await self.backend.rom_signature(seed)
         return self._reply(0x21, signature.to_bytes(2, "little"))
 
-    async def _real_time(self, data: bytes) -> bytes:
-        self.real_time = bool(data[0])
-        return self._ack()
+    def _game_info(self, command: int, data: bytes) -> bytes | None:
+        """A0 (enabled features) and B5 (extended game information) of game 0 (the machine);
+        another game: no answer (no multi-game extensions, SAS 6.02 §7.6.3)."""
+        if from_bcd(data[:2]) != 0:
+            return None
+        if command == 0xA0:
+            return self._reply(0xA0, data[:2] + FEATURES)
+        body = (
+            data[:2]
+            + bcd(9999, 2)  # max bet: not limited by the machine (the table's limits apply)
+            + b"\x00"  # progressive group: none
+            + bytes(4)  # progressive levels: none
+            + bytes([len(GAME_NAME)])
+            + GAME_NAME
+            + bytes([len(PAYTABLE)])
+            + PAYTABLE
+            + bcd(0, 2)  # wager categories: none
+            + b"\x01\x01"  # one player denomination: $0.01
+        )
+        return self._variable(0xB5, body)
+
+    def _last_bill(self) -> bytes:
+        """48: the last bill accepted — country code (US), denomination code, and how many
+        bills of it the terminal had accepted then; zeros when none was."""
+        if self.last_bill not in BILL_CODES:
+            return self._reply(0x48, bytes(6))
+        code = bcd(BILL_CODES.index(self.last_bill), 1)
+        return self._reply(0x48, bytes([COUNTRY_US]) + code + bcd(self.last_bill_count, 4))
+
+    def set_date_time(self, data: bytes) -> bool:
+        """7F (or its global broadcast): the host's local date and time, ``MMDDYYYY HHMMSS``
+        in BCD, becomes this machine's SAS clock (an offset to the floor clock); False when it
+        is no date."""
+        text = data[:7].hex()
+        if not text.isdigit():
+            raise ValueError(f"not BCD: {text}")
+        try:
+            moment = dt.datetime.strptime(text, "%m%d%Y%H%M%S").replace(tzinfo=self.zone)
+        except ValueError:
+            return False
+        self.clock_offset_us = int(moment.timestamp() * 1e6) - self.backend.now_us()
+        return True
 
     async def _set_date_time(self, data: bytes) -> bytes:
-        from_bcd(data[:7])  # checked: the floor keeps its own clock
-        return self._ack()
+        return self._ack() if self.set_date_time(data) else self._nack()
 
     async def _handpay_reset(self, data: bytes) -> bytes:
+        """94: 00 reset (the handpay is cancelled, the credit stays the player's, the lock is
+        lifted, 52 reported), 01 unable, 02 no handpay pending."""
         del data
         if not self.handpay:
             return self._reply(0x94, b"\x02")
-        code = await self.backend.reset_handpay()
+        return self._handpay_reset_answer(await self.backend.reset_handpay())
+
+    def _handpay_reset_now(self) -> tuple[bool, bytes | None]:
+        """94 from the line's thread, from the machine's own state: 02 with no handpay
+        pending; else the backend's answer now (00: reset, its lock lifted after in the event
+        loop). ``(False, None)``: the event loop answers it."""
+        if not self.handpay:
+            return True, self._reply(0x94, b"\x02")
+        code = self.backend.reset_handpay_later(self.handpay)
+        if code is None:
+            return False, None
+        return True, self._handpay_reset_answer(code)
+
+    def _handpay_reset_answer(self, code: int) -> bytes:
+        if code == 0x00:
+            self.handpay = 0
+            self.report("handpay_reset")
         return self._reply(0x94, bytes([code]))
 
     # ticket out (system validation)
@@ -381,7 +566,7 @@ class GamingMachine:
             record = list(self.printed)[-function]
         if record is None:
             return self._reply(0x4D, bytes(31))
-        moment = dt.datetime.fromtimestamp(record.at_us / 1e6, dt.UTC)
+        moment = self.local(record.at_us)
         body = (
             b"\x00"  # validation type: cashable ticket from cashout
             + bytes([function if 0x01 <= function <= 0x1F else 0x00])
@@ -449,13 +634,16 @@ class GamingMachine:
         finally:
             self.cashout = None
 
-    def ticket_printed(self, code: str, amount: int, at_us: int, number: int) -> None:
-        """A ticket was printed with the host's validation number: exception 3D, and its
-        record for long poll 4D."""
+    def ticket_printed(
+        self, code: str, amount: int, at_us: int, number: int, *, report: bool = True
+    ) -> None:
+        """A ticket was printed with the host's validation number: exception 3D (``report``:
+        now; else the caller reports it), and its record for long poll 4D."""
         record = TicketRecord(code, amount, at_us, number, int(code[:2]))
         self.printed.append(record)
         self.unread.append(record)
-        self.report("ticket_printed")
+        if report:
+            self.report("ticket_printed")
 
     async def insert_ticket(self, code: str, timeout: float) -> tuple[int, int]:
         """A ticket inserted: the host's decision (exception 67, long polls 70 and 71): the
@@ -481,13 +669,15 @@ class GamingMachine:
             raise HostRefusedError(transfer, f"The host refused the ticket (code {transfer:02X}).")
         return transfer, amount
 
-    def ticket_done(self, status: int, amount: int) -> None:
-        """The ticket's end: its status for long poll 71 (0x00 redeemed), exception 68."""
+    def ticket_done(self, status: int, amount: int, *, report: bool = True) -> None:
+        """The ticket's end: its status for long poll 71 (0x00 redeemed), exception 68
+        (``report``: now; else the caller reports it)."""
         ticket = self.ticket
         if ticket is None:
             return
         ticket.status, ticket.amount = status, amount
-        self.report("ticket_complete")
+        if report:
+            self.report("ticket_complete")
 
     def ticket_read(self) -> None:
         """The host read the ticket's final status: the reader is free for another."""
@@ -533,7 +723,6 @@ async def _redeem_then_free(machine: GamingMachine, data: bytes) -> bytes:
 _HANDLERS: dict[int, Callable[[GamingMachine, bytes], Awaitable[bytes | None]]] = {
     0x01: lambda m, d: m._enable(d, False),
     0x02: lambda m, d: m._enable(d, True),
-    0x0E: GamingMachine._real_time,
     0x21: GamingMachine._rom_signature,
     0x94: GamingMachine._handpay_reset,
     0x57: GamingMachine._pending_cashout,

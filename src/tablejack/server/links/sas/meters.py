@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 METER_CODES: dict[int, tuple[str, int]] = {
-    0x00: ("coin_in", 4),  # total coin in (credits)
+    0x00: ("coin_in", 4),  # total coin in (credits wagered, less those refunded by a void)
     0x01: ("coin_out", 4),  # total coin out
     0x02: ("jackpots", 4),  # total jackpot (attendant-paid jackpots)
     0x03: ("cancelled_credits", 4),  # total hand-paid cancelled credits
@@ -115,6 +115,9 @@ def meter_value(meters: Mapping[str, Any], name: str) -> int:
     if name.startswith("bills:"):
         return int(get("bills", {}).get(int(name[6:]), 0))
     derived = {
+        # a voided round's wager was refunded: SAS's coin in counts wagers not refunded, so
+        # coin in − coin out moves by what was won or lost (0 for a void; docs/sas.md)
+        "coin_in": lambda: int(get("coin_in", 0)) - int(get("voided", 0)),
         "all_cancelled": lambda: int(get("cancelled_credits", 0)) + int(get("vouchers_out", 0)),
         "games_lost": lambda: int(get("games_played", 0)) - int(get("games_won", 0)),
         "hand_paid": lambda: int(get("jackpots", 0)) + int(get("cancelled_credits", 0)),
@@ -134,8 +137,8 @@ def _variable(address: int, command: int, body: bytes) -> bytes:
 
 
 def _selected(address: int, data: bytes, meters: Mapping[str, Any]) -> bytes | None:
-    if from_bcd(data[:2]) > 1:
-        return None  # one game: 0 (the machine) or 1
+    if from_bcd(data[:2]) != 0:
+        return None  # game 0 (the machine) only: no multi-game extensions (SAS 6.02 §7.6.3)
     body = bytearray(data[:2])
     for code in data[2:]:
         if code in METER_CODES:
@@ -146,7 +149,7 @@ def _selected(address: int, data: bytes, meters: Mapping[str, Any]) -> bytes | N
 
 def _extended(address: int, command: int, data: bytes, meters: Mapping[str, Any]) -> bytes | None:
     codes = data[2:]
-    if from_bcd(data[:2]) > 1 or len(codes) % 2:
+    if from_bcd(data[:2]) != 0 or len(codes) % 2:
         return None
     body = bytearray(data[:2])
     for index in range(0, len(codes), 2):
@@ -173,8 +176,8 @@ def meter_poll(address: int, command: int, data: bytes, meters: Mapping[str, Any
         return _reply(address, command, body)
     if command == 0x20:  # total dollar value of bills
         return _reply(address, 0x20, bcd(meter_value(meters, "bills_in") // 100, 4))
-    if command == 0x2D:  # hand-paid cancelled credits, game 0 or 1
-        if from_bcd(data[:2]) > 1:
+    if command == 0x2D:  # hand-paid cancelled credits, game 0 (no multi-game, SAS §7.6.3)
+        if from_bcd(data[:2]) != 0:
             return None
         return _reply(address, 0x2D, data[:2] + bcd(meter_value(meters, "cancelled_credits"), 4))
     if command == 0x2F:

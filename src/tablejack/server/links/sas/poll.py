@@ -28,11 +28,13 @@ REPLY_LENGTHS: dict[int, int] = {
     0x21: 6,
     0x2D: 10,
     0x4C: 10,
+    0x51: 6,
     0x4D: 35,
     0x57: 10,
     0x58: 5,
     0x7E: 11,
     0x94: 5,
+    0xA0: 10,
 }
 """The whole length of the gaming machine's answer to each fixed-answer long poll."""
 ACKED = frozenset({0x01, 0x02, 0x0E, 0x7F})
@@ -52,6 +54,8 @@ class SasHost:
         self.timeout = timeout
         self.sock: socket.socket | None = None
         self.port: Any = None
+        self.last = b""
+        """The last message sent (a general poll repeated after it is the host's retry)."""
         if kind == "tcp":
             self.sock = socket.create_connection(where, timeout=timeout)
             self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -74,6 +78,7 @@ class SasHost:
 
     def send(self, message: bytes) -> None:
         """Send a message, its first byte with the wakeup bit (serial)."""
+        self.last = message
         if self.sock is not None:
             self.sock.sendall(message)
             return
@@ -118,9 +123,15 @@ class SasHost:
         else:
             self.port.reset_input_buffer()
 
-    def general_poll(self, address: int) -> int:
-        """The gaming machine's next exception code (0 when none)."""
-        self.send(bytes([0x80 | address]))
+    def general_poll(self, address: int, *, retry: bool = False) -> int:
+        """The gaming machine's next exception code (0 when none). The same general poll
+        twice in a row is the host's implied NACK (SAS §3.1: the machine answers the same
+        exception again), so a host alone on a line acknowledges the last answer first with a
+        general poll of address 0 (``80``, nobody's) — unless it ``retry``-s."""
+        poll = bytes([0x80 | address])
+        if self.last == poll and not retry:
+            self.send(b"\x80")  # the implied ACK
+        self.send(poll)
         return self.read(1)[0]
 
     def long_poll(self, address: int, command: int, data: bytes = b"") -> bytes:
@@ -204,7 +215,16 @@ EVENT_NAMES = {
     0x20: "general tilt",
     0x3D: "cash-out ticket printed",
     0x3E: "handpay validated",
+    0x47: "$1 bill accepted",
+    0x48: "$5 bill accepted",
+    0x49: "$10 bill accepted",
+    0x4A: "$20 bill accepted",
+    0x4B: "$50 bill accepted",
+    0x4C: "$100 bill accepted",
+    0x4D: "$2 bill accepted",
+    0x4E: "$500 bill accepted",
     0x4F: "bill accepted",
+    0x50: "$200 bill accepted",
     0x51: "handpay pending",
     0x52: "handpay reset",
     0x57: "system validation request",

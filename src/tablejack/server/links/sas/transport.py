@@ -159,8 +159,9 @@ class _Session:
         write: Callable[[bytes], None],
         now: Immediate | None,
         loop: asyncio.AbstractEventLoop,
+        addresses: frozenset[int] = frozenset(),
     ) -> None:
-        self.framer = Framer()
+        self.framer = Framer(addresses)
         self.respond, self.write, self.now, self.loop = respond, write, now, loop
         self.last = float("-inf")
         self.pending: tuple[bytes, concurrent.futures.Future[bytes | None]] | None = None
@@ -217,6 +218,8 @@ class _Thread:
         self.stopped = threading.Event()
         self.thread: threading.Thread | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.addresses: frozenset[int] = frozenset()
+        """The SAS addresses of the machines on this line (the framer resynchronises at one)."""
 
     def _start_thread(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -225,7 +228,7 @@ class _Thread:
 
     def _session(self, write: Callable[[bytes], None]) -> _Session:
         assert self.loop is not None
-        return _Session(self.respond, write, self.now, self.loop)
+        return _Session(self.respond, write, self.now, self.loop, self.addresses)
 
     def _serve_logged(self) -> None:
         try:
