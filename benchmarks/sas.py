@@ -6,10 +6,12 @@ Starts ``tablejack serve`` (a fresh SQLite file) with ``--tables`` automated hyb
 Then, side by side in one run, the time is cut into windows of ``--window`` seconds,
 alternately **off** (no host polls) and **on** (every host sends a general poll every
 ``--poll-ms`` ms — SAS's real-time event rate of 40 ms — and a meter long poll 2F of ten
-meters every ``--meter-seconds``, the hosts' meter reads spread over that time). It reports:
+meters every ``--meter-seconds``, the hosts' meter reads spread over that time, each followed
+by the long polls that need the floor: 01, 02, 21 and 58, :data:`EFFECT_POLLS`). It reports:
 
 * the hosts' answer times (from the poll sent to its answer read, CRC verified), general and
-  meter polls, p50/p99/max, against SAS's reply window (:data:`REPLY_WINDOW_MS`), and the polls
+  meter polls and each of 01/02/21/58 (``sas_01_poll`` …), p50/p99/max, against SAS's reply
+  window (:data:`REPLY_WINDOW_MS`), and the polls
   left unanswered (no answer, or one that did not verify, within the host's 1 s);
 * the floor's decision-to-update latency p50/p99 of the decisions sent in the *off* windows
   and in the *on* windows (the same measurement as ``load.py``), and their ratio;
@@ -58,6 +60,13 @@ REPLY_WINDOW_MS = 20.0
 descriptions the link was built from (docs/sas.md, "What the bench measured", says where it
 comes from and how far it was checked)."""
 METERS = bytes([0x00, 0x01, 0x02, 0x03, 0x05, 0x06, 0x0B, 0x0D, 0x0E, 0x24])
+EFFECT_POLLS = (
+    (0x01, b""),  # shutdown (disable)
+    (0x02, b""),  # startup (enable)
+    (0x21, b"\x34\x12"),  # ROM signature, seed 0x1234
+    (0x58, b"\x01" + bcd(0, 8)),  # receive validation number (none waiting: status 80)
+)
+"""The long polls that need the floor, sent after each meter poll: their replies' p99."""
 
 
 def on_window(at: float, begin: float, window: float) -> bool:
@@ -79,6 +88,7 @@ def run_hosts(job: HostJob) -> dict[str, Any]:
     """A thread per endpoint, polling in the *on* windows; the answer times."""
     general: list[tuple[float, float]] = []
     meters: list[tuple[float, float]] = []
+    effects: dict[int, list[float]] = {}
     unanswered: list[tuple[float, str]] = []
     errors: list[str] = []
     lock = threading.Lock()
@@ -104,6 +114,12 @@ def run_hosts(job: HostJob) -> dict[str, Any]:
                         took = time.perf_counter() - sent
                         with lock:
                             meters.append((now, took))
+                        for command, data in EFFECT_POLLS:  # the replies that need the floor
+                            sent = time.perf_counter()
+                            line.long_poll(address, command, data)
+                            took = time.perf_counter() - sent
+                            with lock:
+                                effects.setdefault(command, []).append(took)
                 except Exception as error:
                     with lock:
                         unanswered.append((now, type(error).__name__))
@@ -120,7 +136,13 @@ def run_hosts(job: HostJob) -> dict[str, Any]:
         thread.start()
     for thread in threads:
         thread.join()
-    return {"general": general, "meters": meters, "unanswered": unanswered, "errors": errors[:5]}
+    return {
+        "general": general,
+        "meters": meters,
+        "effects": effects,
+        "unanswered": unanswered,
+        "errors": errors[:5],
+    }
 
 
 @dataclass(frozen=True)
@@ -359,9 +381,19 @@ async def main() -> None:
         "window_s": args.window,
         "sas_general_poll": summary([took for _, took in general]),
         "sas_meter_poll": summary([took for _, took in polled["meters"]]),
+        **{
+            f"sas_{command:02X}_poll": summary(polled["effects"].get(command, []))
+            for command, _ in EFFECT_POLLS
+        },
         "sas_unanswered": len(polled["unanswered"]),
         "sas_late_polls": sum(
             1 for _, took in [*general, *polled["meters"]] if 1000 * took > REPLY_WINDOW_MS
+        )
+        + sum(
+            1
+            for times in polled["effects"].values()
+            for took in times
+            if 1000 * took > REPLY_WINDOW_MS
         ),
         "sas_errors": polled["errors"],
         "meter_reads": reads,

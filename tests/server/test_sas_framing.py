@@ -22,7 +22,7 @@ from tablejack.server.links.sas.framing import (
     from_bcd,
     with_crc,
 )
-from tablejack.server.links.sas.machine import READ_NOW, GamingMachine
+from tablejack.server.links.sas.machine import READ_NOW, THREAD_POLLS, GamingMachine
 from tablejack.server.links.sas.transport import MarkDecoder
 
 KERMIT = CRC16K().compute
@@ -154,9 +154,15 @@ def test_605a5a_mark_decoder_finds_the_wakeup_bytes(data: bytes) -> None:
 
 
 class _Backend:
-    def __init__(self) -> None:
+    def __init__(self, *, ahead: bool = True) -> None:
         self.enabled: list[bool] = []
+        self.later: list[bool] | None = [] if ahead else None
+        """What ``enable_later`` was asked (None: the backend cannot answer ahead)."""
         self.coin_in = 12_345
+        self.reset = 1
+        """What a handpay reset answers (1: unable)."""
+        self.resets: list[int] = []
+        """The handpays ``reset_handpay_later`` was asked to reset after its answer."""
 
     async def meters(self) -> Mapping[str, Any]:
         return self.meters_now()
@@ -180,8 +186,23 @@ class _Backend:
     async def rom_signature(self, seed: int) -> int:
         return crc16(b"release", seed)
 
+    def rom_signature_now(self, seed: int) -> int | None:
+        return None if self.later is None else crc16(b"release", seed)
+
+    def enable_later(self, enabled: bool) -> bool | None:
+        if self.later is None:
+            return None
+        self.later.append(enabled)
+        return True
+
     async def reset_handpay(self) -> int:
-        return 1
+        return self.reset
+
+    def reset_handpay_later(self, amount: int) -> int | None:
+        if self.later is None:
+            return None
+        self.resets.append(amount)
+        return self.reset
 
     def now_us(self) -> int:
         return 1_764_475_200_000_000
@@ -269,13 +290,85 @@ def test_605a5a_a_read_answered_in_the_lines_thread_is_the_answer_of_the_event_l
     assert first.polls == second.polls == 1 and first.last_poll == 2.0
 
 
-def test_605a5a_effects_and_tickets_are_left_to_the_event_loop() -> None:
+def test_605a5a_every_reply_is_given_in_the_lines_thread_the_floors_part_after() -> None:
+    """SAS's 20 ms reply window whatever the floor is doing: disable and enable (ACK, the
+    lock-out applied by the event loop after), the ROM signature (computed ahead), the
+    validation number, the ticket's decision, the handpay reset and the ticket records are
+    answered from the line's thread; a backend that cannot answer ahead leaves 01/02/21 to
+    the event loop."""
     machine = GamingMachine("T1", 1, _Backend())
     machine.report("door_open")
     assert machine.answer_now(Message(1, None), 1.0) == (True, b"\x11")
-    for command in (0x01, 0x02, 0x21, 0x4D, 0x57, 0x58, 0x70, 0x71, 0x94):
-        assert machine.answer_now(Message(1, command, bytes([1, command])), 1.0) == (False, None)
-    assert machine.polls == 1  # only the general poll was answered
+    assert machine.answer_now(Message(1, 0x01, b"\x01\x01"), 1.0) == (True, b"\x01")
+    assert machine.answer_now(Message(1, 0x02, b"\x01\x02"), 1.0) == (True, b"\x01")
+    assert machine.backend.later == [False, True]  # type: ignore[attr-defined]
+    rom = machine.answer_now(Message(1, 0x21, with_crc(b"\x01\x21\x34\x12")), 1.0)
+    assert rom == (True, with_crc(b"\x01\x21" + crc16(b"release", 0x1234).to_bytes(2, "little")))
+    for command in (0x4D, 0x57, 0x58, 0x70, 0x71, 0x94):
+        body = bytes([1, command]) + (b"\x01\x00" if command in VARIABLE else bytes(9))
+        handled, reply = machine.answer_now(Message(1, command, with_crc(body)), 1.0)
+        assert handled and reply is not None, command
+    behind = GamingMachine("T1", 1, _Backend(ahead=False))
+    for command in (0x01, 0x02, 0x21):
+        assert behind.answer_now(Message(1, command, bytes([1, command])), 1.0) == (False, None)
+
+
+def test_605a5a_a_long_poll_answered_in_the_lines_thread_is_an_implied_ack() -> None:
+    """SAS §3.1: a long poll acknowledges the exception last reported whether the line's
+    thread or the event loop answers it — the general poll after it gets the next exception,
+    not the same one again."""
+    machine = GamingMachine("T1", 1, _Backend())
+    for event in ("door_open", "door_closed"):
+        machine.report(event)
+    poll = Message(1, None)
+    assert machine.answer_now(poll, 0.0) == (True, b"\x11")
+    assert machine.answer_now(poll, 0.0) == (True, b"\x11")  # the implied NACK
+    clock = Message(1, 0x7F, with_crc(bytes.fromhex("017f" + "11292025" + "231500")))
+    assert machine.answer_now(clock, 0.0) == (True, b"\x01")  # in the thread: the ACK of 11
+    assert machine.answer_now(poll, 0.0) == (True, b"\x12")
+
+
+def test_605a5a_a_handpay_reset_is_answered_in_the_lines_thread_its_lock_lifted_after() -> None:
+    """SAS 6.02 §7.9 inside the 20 ms window: 94 with a handpay pending answers 00 from the
+    line's thread and reports 52, the floor asked once to lift the lock after (a retry gets
+    the same answer, no second reset); 02 once none is pending; a backend without an event
+    loop to lift it leaves 94 to the event loop."""
+    backend = _Backend()
+    backend.reset = 0
+    machine = GamingMachine("T1", 1, backend)
+    machine.handpay = 2000
+    reset = Message(1, 0x94, with_crc(bytes([1, 0x94])))
+    assert machine.answer_now(reset, 1.0) == (True, with_crc(bytes([1, 0x94, 0x00])))
+    assert machine.answer_now(reset, 1.1) == (True, with_crc(bytes([1, 0x94, 0x00])))  # retry
+    assert backend.resets == [2000] and machine.handpay == 0
+    assert machine.next_exception(2.0) == 0x52
+    machine.heard_other()
+    assert machine.answer_now(reset, 3.0) == (True, with_crc(bytes([1, 0x94, 0x02])))
+    behind = GamingMachine("T1", 1, _Backend(ahead=False))
+    behind.handpay = 2000
+    assert behind.answer_now(reset, 1.0) == (False, None)
+    assert behind.handpay == 2000
+
+
+@settings(max_examples=200)
+@given(
+    st.sampled_from(sorted(THREAD_POLLS)),
+    st.binary(max_size=20),
+    st.integers(min_value=0, max_value=10**9),
+)
+def test_605a5a_an_effect_answered_in_the_lines_thread_is_the_answer_of_the_event_loop(
+    command: int, data: bytes, handpay: int
+) -> None:
+    """A long poll with an effect answered in the line's thread gives byte for byte the
+    answer the event loop's ``answer`` gives, for any data, and a retry the same again."""
+    length = bytes([len(data)]) if command in VARIABLE else b""
+    message = Message(3, command, with_crc(bytes([3, command]) + length + data))
+    first, second = GamingMachine("T1", 3, _Backend()), GamingMachine("T1", 3, _Backend())
+    first.handpay = second.handpay = handpay
+    handled, now = first.answer_now(message, 2.0)
+    assert handled
+    assert now == asyncio.run(second.answer(message, 2.0))
+    assert first.answer_now(message, 3.0) == (True, now)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -34,12 +34,14 @@ voucher paid, and the hand pays."""
 
 async def voucher_by_code(store: Store, code: str) -> dict[str, Any] | None:
     """The voucher of a validation code — number, amount, status, issuing account and terminal,
-    times — without the code; None when the code's check digits fail or no voucher has it."""
+    times, the system that validated it — without the code; None when no voucher has it or (the
+    floor's own codes) its check digits fail. A host's validation number has no check digits
+    of the floor's."""
     clean = normalise_code(code)
-    if not check_code(clean):
+    if len(clean) != 18 or not clean.isdigit():
         return None
     row = await voucher_row(store, clean)
-    if row is None:
+    if row is None or (row["validated_by"] is None and not check_code(clean)):
         return None
     out = {k: v for k, v in dict(row).items() if k not in ("code_hash", "id")}
     out["number"] = voucher_number(int(row["id"]))

@@ -78,6 +78,10 @@ class AccountKind(StrEnum):
     """A table's win (``house:<table>``)."""
     TIPS = "tips"
     """A table's toke box (``tips:<table>``)."""
+    SYSTEM = "system"
+    """The floor's account with a casino management system (``system:<system>``, e.g.
+    ``system:sas.01``): the tickets of that system the floor paid (floor-wide TITO) less the
+    floor's own tickets the system paid elsewhere."""
 
 
 class Role(StrEnum):
@@ -95,7 +99,8 @@ class Role(StrEnum):
     """The system operator: terminals and their credentials, staff tokens, floor settings."""
     TERMINAL = "terminal"
     """An electronic wagering terminal's device credential (proves the device, moves no money
-    by itself: a player signs in at it)."""
+    by itself: a player signs in at it). Its link to a casino system relays that system's word
+    on a ticket as the terminal (``host_redeemed``)."""
     TABLE = "table"
     """A table's runtime: books the wagers its players place and the settlements and refunds
     the engine decides (subject: the table id)."""
@@ -115,6 +120,8 @@ TABLE_ACCOUNTS = {
     "house": AccountKind.HOUSE,
     "tips": AccountKind.TIPS,
 }
+SYSTEM_PREFIX = "system"
+_SYSTEM_ID = re.compile(r"[A-Za-z0-9_.-]{1,32}")
 _PLAYER_ID = re.compile(r"[A-Za-z0-9_.@-]{1,64}")
 _TABLE_ID = re.compile(r"[A-Za-z0-9_.-]{1,56}")
 
@@ -128,6 +135,8 @@ def account_kind_of(account: str) -> AccountKind | None:
     if account in FIXED_ACCOUNTS:
         return FIXED_ACCOUNTS[account]
     prefix, colon, rest = account.partition(":")
+    if colon and prefix == SYSTEM_PREFIX:
+        return AccountKind.SYSTEM if _SYSTEM_ID.fullmatch(rest) else None
     if colon:
         kind = TABLE_ACCOUNTS.get(prefix)
         return kind if kind is not None and _TABLE_ID.fullmatch(rest) else None
@@ -142,7 +151,7 @@ def check_account_id(account: str, kind: str) -> AccountKind:
         raise PolicyError(
             f"Account id {account[:70]!r} is not a valid {kind} account id (players: 1-64 "
             "letters, digits and _.@-; tables' accounts: escrow:, house:, tips: and the table "
-            "id; cage, bills, vouchers).",
+            "id; a casino system's: system: and its name; cage, bills, vouchers).",
             code="account",
         )
     return named
@@ -216,7 +225,7 @@ def _rule(
     return kind, MovementRule(kind, what, source, target, frozenset(roles), rule, **options)  # type: ignore[arg-type]
 
 
-P, C, B, V, E, H, T = (
+P, C, B, V, E, H, T, S = (
     AccountKind.PLAYER,
     AccountKind.CAGE,
     AccountKind.BILLS,
@@ -224,6 +233,7 @@ P, C, B, V, E, H, T = (
     AccountKind.ESCROW,
     AccountKind.HOUSE,
     AccountKind.TIPS,
+    AccountKind.SYSTEM,
 )
 MOVEMENTS: dict[str, MovementRule] = dict(
     [
@@ -257,6 +267,24 @@ MOVEMENTS: dict[str, MovementRule] = dict(
             "PA 605a.5(c)",
             own=True,
             at_terminal=True,
+        ),
+        _rule(
+            "host_voucher_in",
+            "a casino system's ticket redeemed at a terminal, the system approving it",
+            S,
+            P,
+            (Role.PLAYER,),
+            "PA 605a.5(c)",
+            own=True,
+            at_terminal=True,
+        ),
+        _rule(
+            "host_redeemed",
+            "a voucher the casino system validated and reports redeemed elsewhere",
+            V,
+            S,
+            (Role.TERMINAL,),
+            "PA 605a.5(c)",
         ),
         _rule(
             "voucher_sold",
@@ -345,6 +373,12 @@ INVARIANTS: dict[AccountKind, Invariant] = {
     ),
     H: Invariant(H, "the table's win: any sign", "", "ledger"),
     T: Invariant(T, "the tips given at the table, never below zero", "balance >= 0", "ledger"),
+    S: Invariant(
+        S,
+        "any sign: the floor's tickets the system paid less the system's tickets the floor paid",
+        "",
+        "ledger",
+    ),
 }
 """Besides these, every balance equals the sum of its ledger rows, and all balances sum to 0."""
 

@@ -89,6 +89,8 @@ ACCOUNT_EVENTS = {
     "voucher_in": "voucher_in",
     "voucher_paid": "voucher_paid",
     "voucher_sold": "voucher_sold",
+    "host_voucher_in": "host_voucher_in",
+    "host_redeemed": "host_redeemed",
     "tip": "tip",
 }
 """Account-log events and the movement kind each books (a hand pay books its own kind)."""
@@ -135,7 +137,8 @@ def _ordered(store: Store, column: Any) -> ColumnElement[Any]:
 
 VOUCHER_STATES = ("issued", "redeemed")
 """The states of a voucher row: issued by a ``voucher_out`` or ``voucher_sold`` event,
-redeemed by a ``voucher_in`` or ``voucher_paid`` event."""
+redeemed by a ``voucher_in``, ``voucher_paid`` or ``host_redeemed`` event (a casino system's
+ticket, ``host_voucher_in``, is recorded already redeemed)."""
 LEGACY_VOUCHER_US = 60_000_000
 """A voucher issued or redeemed before its event named the time (``issued_us``,
 ``redeemed_us``): its row's time is at most this far (µs) before the event's own."""
@@ -156,10 +159,17 @@ def _issue_differs(number: str, row: Any, issued: dict[str, Any]) -> list[str]:
     that validated it — against the event that issued it."""
     found = []
     where = issued["where"]
-    if row["terminal"] != issued.get("terminal") or issued["log"] != f"acct:{row['terminal']}":
+    issuer: Any
+    if issued.get("kind") == "host_voucher_in":
+        # a casino system's ticket: its row names the system that issued it, its event is on
+        # the log of the terminal it was inserted at
+        issuer, log = str(issued.get("validated_by"))[:64], f"acct:{issued.get('terminal')}"
+    else:
+        issuer, log = issued.get("terminal"), f"acct:{row['terminal']}"
+    if row["terminal"] != issuer or issued["log"] != log:
         found.append(
             f"voucher {number}: its row names terminal {str(row['terminal'])[:64]!r} but "
-            f"{where} issued it at {issued.get('terminal')!r}"
+            f"{where} issued it at {issuer!r}"
         )
     if _time_differs(row["issued_us"], issued, "issued_us"):
         found.append(
@@ -177,7 +187,11 @@ def _issue_differs(number: str, row: Any, issued: dict[str, Any]) -> list[str]:
 def _redemption_differs(number: str, row: Any, event: dict[str, Any]) -> list[str]:
     """A redeemed voucher row — when, to whom, where — against the event that redeemed it."""
     where = event["where"]
-    terminal = event.get("terminal", "cage" if event["kind"] == "voucher_paid" else None)
+    terminal: Any
+    if event["kind"] == "host_redeemed":  # redeemed elsewhere on the casino system's floor
+        terminal = str(event.get("validated_by"))[:64]
+    else:
+        terminal = event.get("terminal", "cage" if event["kind"] == "voucher_paid" else None)
     if (
         row["redeemed_account"] != event.get("account")
         or row["redeemed_terminal"] != terminal
@@ -543,10 +557,23 @@ class _Verification:
                 "at_us": int(event["at_us"]),
                 "log": round_id,
             }
-        if kind in ("voucher_in", "voucher_paid"):
+        if kind in ("voucher_in", "voucher_paid", "host_redeemed"):
             self.redeemed[str(payload.get("voucher"))].append(
                 {**payload, "where": where, "at_us": int(event["at_us"]), "kind": kind}
             )
+        if kind == "host_voucher_in":  # a casino system's ticket: recorded and redeemed at once
+            voucher = str(payload.get("voucher"))
+            at_us = int(event["at_us"])
+            account = payload.get("system_account")
+            self.issued[voucher] = {
+                **payload,
+                "account": account,
+                "where": where,
+                "at_us": at_us,
+                "log": round_id,
+                "kind": kind,
+            }
+            self.redeemed[voucher].append({**payload, "where": where, "at_us": at_us, "kind": kind})
         if round_id == AUTH_LOG and kind.startswith("credential_"):
             self.credential_events[str(payload.get("credential"))].append(
                 {**payload, "kind": kind, "where": where}

@@ -75,15 +75,19 @@ __all__ = [
     "dollars",
     "floor_settings",
     "hand_pay",
+    "host_redeemed",
+    "host_ticket_refusal",
     "make_validation_code",
     "normalise_code",
     "pay_voucher",
     "player_balance",
+    "redeem_host_ticket",
     "redeem_voucher",
     "refusal_of",
     "register_terminal",
     "sell_voucher",
     "set_floor_setting",
+    "system_account",
     "terminal",
     "terminals",
     "voucher",
@@ -522,7 +526,9 @@ async def _find_voucher(
     clean = _normalise(code)
     if system is not None:
         check_system_code(clean, system)
-    elif not check_code(clean):
+    else:
+        await _not_a_host_ticket(store, clean)
+    if system is None and not check_code(clean):
         raise FloorRefusedError(
             "forged",
             f"Validation code {code[:24]!r} is not a valid voucher code ({VOUCHER_RULE}).",
@@ -559,6 +565,29 @@ async def _find_voucher(
             VOUCHER_RULE,
         )
     return dict(row)
+
+
+def host_ticket_refusal(row: Mapping[str, Any]) -> FloorRefusedError:
+    """The refusal of a ticket a host validated, asked to be paid by its number alone (at a
+    terminal without that host, or at the cage)."""
+    return FloorRefusedError(
+        "host",
+        f"Voucher {voucher_number(int(row['id']))} was validated by the casino system "
+        f"({str(row['validated_by'])[:32]}); it is paid only through that system's "
+        f"redemption at a terminal linked to it, never by its number elsewhere "
+        f"({VOUCHER_RULE}, system validation).",
+        VOUCHER_RULE,
+    )
+
+
+async def _not_a_host_ticket(store: Store, clean: str) -> None:
+    """Refuse a code whose voucher a host validated: only the host redeems it (a number a
+    host chose — check digits and all — never pays by itself)."""
+    if len(clean) != 18 or not clean.isdigit():
+        return
+    row = await voucher_row(store, clean)
+    if row is not None and row["validated_by"] is not None:
+        raise host_ticket_refusal(row)
 
 
 def _take(row: Mapping[str, Any], account: str, where: str, at: int) -> Any:
@@ -607,6 +636,146 @@ async def redeem_voucher(
     return await _redeem(
         store, code, actor, "voucher_in", actor.subject, terminal, system=system, amount=amount
     )
+
+
+def system_account(system: str) -> str:
+    """The floor's account with the casino system ``system`` (``sas:01`` → ``system:sas.01``).
+
+    >>> system_account("sas:01")
+    'system:sas.01'
+    """
+    return f"system:{system.replace(':', '.')[:32]}"
+
+
+async def redeem_host_ticket(
+    store: Store, code: str, *, actor: Actor, system: str, amount: int
+) -> Movement:
+    """Floor-wide TITO: a ticket the floor does not know — a casino system's, validated for
+    another machine — inserted at the terminal the player is signed in at and approved by that
+    system for ``amount`` cents: his game account is credited from the floor's account with
+    the system (``host_voucher_in``: ``system:<system>`` → the player), and the ticket is
+    recorded as a voucher row already redeemed, so the floor pays it once whatever the system
+    says again. Up to the floor's voucher limit; a voucher the floor knows is refused here
+    (it is redeemed by :func:`redeem_voucher`)."""
+    clean = _normalise(code)
+    try:
+        terminal = _at_terminal(actor, "redeem a voucher")
+        await player_balance(store, actor.subject)
+        check_system_code(clean, system)
+        _positive(amount)
+        limit = int((await floor_settings(store))["voucher_limit"])
+        if amount > limit:
+            raise FloorRefusedError(
+                "limit",
+                f"The casino system's ticket of {amount} cents is above the voucher limit of "
+                f"{limit} cents; an attendant pays it ({VOUCHER_RULE}).",
+                VOUCHER_RULE,
+            )
+        known = await voucher_row(store, clean)
+        if known is not None:
+            raise FloorRefusedError(
+                "redeemed" if known["status"] != "issued" else "forged",
+                f"Voucher {voucher_number(int(known['id']))} is the floor's own; it is not "
+                f"a casino system's ticket to credit from the system ({VOUCHER_RULE}).",
+                VOUCHER_RULE,
+            )
+    except FloorRefusedError as refusal:
+        raise await _refuse(store, refusal, actor=actor) from None
+    await _ensure(store)
+    source = system_account(system)
+    await store.ensure_account(source, "system", f"casino system {system[:32]}")
+    account, at = actor.subject, now_us()
+
+    async def record(connection: AsyncConnection) -> Mapping[str, Any]:
+        voucher_id = await connection.scalar(
+            VOUCHERS.insert()
+            .values(
+                code_hash=code_hash(clean),
+                amount=amount,
+                status="redeemed",
+                account=source,
+                terminal=system[:64],
+                issued_us=at,
+                validated_by=system,
+                redeemed_us=at,
+                redeemed_account=account,
+                redeemed_terminal=terminal,
+            )
+            .returning(VOUCHERS.c.id)
+        )
+        return {"voucher": voucher_number(int(voucher_id))}
+
+    transfer = Transfer(source, account, amount, "host_voucher_in", memo=code_hash(clean))
+    payload = {
+        "account": account,
+        "amount": amount,
+        "terminal": terminal,
+        "by": account,
+        "validated_by": system,
+        "system_account": source,
+        "validation_code": f"…{clean[-4:]}",
+        "code_sha256": code_hash(clean),
+        "issued_us": at,  # the row's (verify-log compares them)
+        "redeemed_us": at,
+    }
+    event = _EventIn("host_voucher_in", payload, actor=account, terminal=terminal)
+    recorded, extra = await _commit(store, terminal, event, transfer, actor, before=record)
+    return Movement(
+        recorded, (transfer,), await player_balance(store, account), str(extra["voucher"])
+    )
+
+
+async def host_redeemed(store: Store, code: str, *, actor: Actor, system: str) -> Movement | None:
+    """The casino system ``system`` says the floor's voucher of ``code``, which it validated,
+    was already redeemed — elsewhere on its floor (a slot machine, a kiosk): the voucher is
+    marked redeemed there and its amount moves from the vouchers outstanding to the floor's
+    account with the system (``host_redeemed``), once. None (nothing done) for a code
+    that is not an issued voucher that system validated."""
+    clean = _normalise(code)
+    row = await voucher_row(store, clean) if len(clean) == 18 else None
+    if row is None or row["status"] != "issued" or row["validated_by"] != system:
+        return None
+    if actor.role is not Role.TERMINAL or not actor.terminal:
+        raise FloorRefusedError(
+            "role",
+            "Only a terminal's link relays a casino system's word on a ticket "
+            "(money-movement policy).",
+            CONTROL_RULE,
+        )
+    terminal = actor.terminal
+    target = system_account(system)
+    await _ensure(store)
+    await store.ensure_account(target, "system", f"casino system {system[:32]}")
+    amount, number = int(row["amount"]), voucher_number(int(row["id"]))
+    transfer = Transfer(VOUCHERS_ACCOUNT, target, amount, "host_redeemed", memo=number)
+    at = now_us()
+    payload = {
+        "account": target,
+        "amount": amount,
+        "by": actor.subject,
+        "voucher": number,
+        "issued_at": row["terminal"],
+        "validated_by": system,
+        "reported_at": terminal,
+        "redeemed_us": at,  # the row's (verify-log compares them)
+    }
+    recorded, _ = await _commit(
+        store,
+        terminal,
+        _EventIn("host_redeemed", payload, actor=actor.subject, terminal=terminal),
+        transfer,
+        actor,
+        before=_take(row, target, system[:64], at),
+    )
+    await store.audit(
+        "host_redeemed",
+        f"Voucher {number} ({amount} cents) was redeemed elsewhere, as the casino system "
+        f"{system[:32]} reports; marked redeemed ({VOUCHER_RULE}).",
+        actor=actor.subject,
+        terminal=terminal,
+        rule=VOUCHER_RULE,
+    )
+    return Movement(recorded, (transfer,), 0, number)
 
 
 async def pay_voucher(store: Store, code: str, *, actor: Actor) -> Movement:

@@ -139,7 +139,8 @@ def server_settings(tables: Path) -> dict[str, Path]:
 
 def sas_option(specs: list[str], tables: Path | None) -> list[Any]:
     """``--sas`` values and the tables file's ``[[sas]]`` entries (``terminal``,
-    ``endpoint``, ``address``); a bad one stops the server before it starts."""
+    ``endpoint``, ``address``, ``allow``: an address or a list); a bad one stops the server
+    before it starts."""
     import tomllib
 
     from tablejack.server.links.sas.link import SasTerminal, parse_spec
@@ -149,10 +150,13 @@ def sas_option(specs: list[str], tables: Path | None) -> list[Any]:
         if tables is not None:
             with tables.open("rb") as handle:
                 for entry in tomllib.load(handle).get("sas", []):
+                    allow = entry.get("allow", [])
+                    allow = [allow] if isinstance(allow, str) else list(allow)
                     out.append(
                         parse_spec(
                             f"{entry['terminal']}={entry['endpoint']},"
                             f"address={int(entry.get('address', 1))}"
+                            + "".join(f",allow={value!s}" for value in allow)
                         )
                     )
         known = {entry.terminal for entry in out}
@@ -161,7 +165,7 @@ def sas_option(specs: list[str], tables: Path | None) -> list[Any]:
     except (ValueError, KeyError, TypeError) as error:
         typer.echo(f"tablejack serve: --sas: {error}. The server did not start.", err=True)
         raise typer.Exit(code=2) from None
-    return [SasTerminal(e.terminal, e.endpoint, e.address) for e in out]
+    return [SasTerminal(e.terminal, e.endpoint, e.address, e.allow) for e in out]
 
 
 def time_text(us: int) -> str:

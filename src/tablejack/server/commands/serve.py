@@ -181,8 +181,9 @@ def serve(
     sas: Annotated[
         list[str] | None,
         typer.Option(
-            help="A terminal's SAS link: TERMINAL=ENDPOINT[,address=N], ENDPOINT a serial "
-            "device or tcp://HOST:PORT (repeatable; docs/sas.md)."
+            help="A terminal's SAS link: TERMINAL=ENDPOINT[,address=N][,allow=IP]..., "
+            "ENDPOINT a serial device or tcp://HOST:PORT; allow= the host(s) that may hold a "
+            "TCP line (default: this machine only) (repeatable; docs/sas.md)."
         ),
     ] = None,
     unsigned: Annotated[
@@ -363,8 +364,20 @@ def serve(
     typer.echo(f"  terminals connect to {ws_scheme}://{host}:{port}/ws")
     if reader_port is not None:
         typer.echo(f"  card readers on TCP port {reader_port}" + (" over TLS" if tls else ""))
+    from tablejack.server.links.sas.link import listens_beyond_loopback
+
     for entry in sas_terminals:
-        typer.echo(f"  SAS: {entry.terminal} at address {entry.address} on {entry.endpoint}")
+        allow = ", ".join(entry.allow) or "this machine only"
+        typer.echo(
+            f"  SAS: {entry.terminal} at address {entry.address} on {entry.endpoint}"
+            + (f" (hosts allowed: {allow})" if entry.endpoint.startswith("tcp://") else "")
+        )
+    if any(listens_beyond_loopback(entry) for entry in sas_terminals):
+        typer.echo(
+            "  WARNING: SAS on a network address: SAS has no authentication or encryption; "
+            "the line must be reachable only from the slot network, and only the allow= "
+            "hosts may hold it (docs/sas.md, Security of the line)."
+        )
     if tls is None and host not in ("127.0.0.1", "localhost", "::1"):
         typer.echo(
             "  WARNING: plain HTTP on a network address: tokens, wagers and cards travel "

@@ -43,6 +43,7 @@ from tablejack.store.vouchers import (
     VOUCHER_RULE,
     FloorRefusedError,
     floor_settings,
+    host_ticket_refusal,
     sell_voucher,
     terminal,
 )
@@ -162,15 +163,20 @@ async def lookup_voucher(request: Request, body: CodeBody, who: Who) -> dict[str
     expiry = int(settings.get("voucher_expiry_days", 0) or 0)
     expires_us = found["issued_us"] + expiry * meters_report.DAY_US if expiry > 0 else None
     expired = expires_us is not None and floor_of(request).now_us() > expires_us
-    return {
+    host = found.get("validated_by")
+    answer = {
         **{k: found[k] for k in ("number", "amount", "status", "terminal", "issued_us")},
         "redeemed_us": found["redeemed_us"],
         "redeemed_terminal": found["redeemed_terminal"],
         "expires_us": expires_us,
         "expired": expired,
-        "payable": found["status"] == "issued" and not expired,
+        "validated_by": host,
+        "payable": found["status"] == "issued" and not expired and host is None,
         "rule": VOUCHER_RULE,
     }
+    if host is not None:  # system validation: the host pays it, not the cage (docs/sas.md)
+        answer["why"] = host_ticket_refusal({"id": int(found["number"]), **found}).message
+    return answer
 
 
 @router.post(

@@ -13,13 +13,14 @@ A terminal without a link cashes out and redeems with the floor's own vouchers, 
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from tablejack.server.floor.floor import Floor
 from tablejack.store import protections, vouchers
-from tablejack.store.policy import Actor
+from tablejack.store.policy import Actor, Role
 from tablejack.store.vouchers import FloorRefusedError, Movement
 
 __all__ = [
@@ -41,7 +42,13 @@ HOST_RULE = "PA 605a.5(a)"
 
 
 class LinkRefusedError(Exception):
-    """The host refused, or could not be asked (the link is down, it did not answer)."""
+    """The host refused, or could not be asked (the link is down, it did not answer).
+    ``redeemed_elsewhere``: the system that says the ticket was already redeemed (SAS: LP 71
+    transfer code 84)."""
+
+    def __init__(self, message: str, *, redeemed_elsewhere: str | None = None) -> None:
+        super().__init__(message)
+        self.redeemed_elsewhere = redeemed_elsewhere
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,21 +183,37 @@ async def cash_out(floor: Floor, link: Link, amount: int | None, *, actor: Actor
 async def redeem(floor: Floor, link: Link, code: str, *, actor: Actor) -> Movement:
     """A voucher inserted at a terminal with a link is redeemed through the host: the host's
     decision, then the store's one conditional redemption of a voucher that host validated,
-    of the host's amount; the host is told the end either way."""
+    of the host's amount — or, for a ticket the floor does not know (the casino system's, for
+    another machine: floor-wide TITO), the host's amount credited from the floor's account with
+    that system, once. A host that says the floor's own ticket was already redeemed (elsewhere
+    on its floor) has it marked so. The host is told the end either way."""
     terminal = actor.terminal or ""
     clean = "".join(ch for ch in code if ch.isdigit())
     try:
         decision = await link.ticket_inserted(terminal, clean)
     except LinkRefusedError as error:
+        if error.redeemed_elsewhere is not None:
+            with contextlib.suppress(FloorRefusedError):
+                await vouchers.host_redeemed(
+                    floor.store,
+                    clean,
+                    actor=Actor(Role.TERMINAL, terminal, terminal),
+                    system=error.redeemed_elsewhere,
+                )
         refusal = _host_refusal(error)
         await floor.store.audit(
             refusal.code, refusal.message, actor=actor.subject, terminal=terminal, rule=refusal.rule
         )
         raise refusal from None
     try:
-        movement = await vouchers.redeem_voucher(
-            floor.store, clean, actor=actor, system=decision.system, amount=decision.amount
-        )
+        if await vouchers.voucher_row(floor.store, clean) is None:  # the casino system's ticket
+            movement = await vouchers.redeem_host_ticket(
+                floor.store, clean, actor=actor, system=decision.system, amount=decision.amount
+            )
+        else:
+            movement = await vouchers.redeem_voucher(
+                floor.store, clean, actor=actor, system=decision.system, amount=decision.amount
+            )
     except FloorRefusedError:
         link.ticket_finished(terminal, None)
         raise

@@ -36,19 +36,41 @@ from tablejack.server.floor.floor import Floor
 from tablejack.server.links.interface import Decision, Link, LinkRefusedError
 from tablejack.server.links.sas.framing import Message, crc16
 from tablejack.server.links.sas.machine import GamingMachine, HostRefusedError
-from tablejack.server.links.sas.transport import SerialLine, TcpLine, parse_endpoint
+from tablejack.server.links.sas.transport import (
+    LOOPBACK,
+    SerialLine,
+    TcpLine,
+    allowed,
+    parse_allow,
+    parse_endpoint,
+)
 from tablejack.store import Store
 from tablejack.store import links as store_links
 from tablejack.store import protections as store_protections
 from tablejack.store.meters_running import RunningMeters
 from tablejack.store.vouchers import FloorRefusedError, floor_settings, terminals
 
-__all__ = ["LINK_DOWN_SECONDS", "SasLink", "SasTerminal", "parse_spec"]
+__all__ = [
+    "LINK_DOWN_SECONDS",
+    "SasLink",
+    "SasTerminal",
+    "listens_beyond_loopback",
+    "parse_spec",
+]
 
 log = logging.getLogger("tablejack.sas")
 
+LINE_RULE = "PA 605a.5(a)"
+"""The clause a refused peer's audit entry names: the EWT talks to *the* central system."""
 LINK_DOWN_SECONDS = 5.0
 """SAS: a gaming machine not polled for five seconds has lost its host."""
+REDEEMED_ELSEWHERE = 0x84
+"""LP 71 transfer code: the ticket was already redeemed (the host's word on a ticket)."""
+REFUSAL_AUDIT_SECONDS = 60.0
+"""A peer refused a TCP line is audited at most once in this time for one reason (every
+refusal is logged; the audit entry counts the ones in between)."""
+SIGNATURE_SECONDS = 60.0
+"""How old the ROM signature computed ahead may be before LP 21 has it computed again."""
 HOST_SECONDS = 10.0
 """How long a cash-out or a ticket waits for the host."""
 METER_SECONDS = 5.0
@@ -59,33 +81,59 @@ half this age, so it rarely is."""
 
 @dataclass(frozen=True, slots=True)
 class SasTerminal:
-    """``--sas TERMINAL=ENDPOINT[,address=N]``."""
+    """``--sas TERMINAL=ENDPOINT[,address=N][,allow=IP]...``: ``allow``, the addresses (or
+    networks) of the machine interface board allowed to hold a TCP endpoint (none given:
+    :data:`~tablejack.server.links.sas.transport.LOOPBACK`, this machine only)."""
 
     terminal: str
     endpoint: str
     address: int = 1
+    allow: tuple[str, ...] = ()
 
 
 def parse_spec(spec: str) -> SasTerminal:
     """A ``--sas`` value.
 
     >>> parse_spec("A1-EWT1=tcp://127.0.0.1:7001,address=3")
-    SasTerminal(terminal='A1-EWT1', endpoint='tcp://127.0.0.1:7001', address=3)
+    SasTerminal(terminal='A1-EWT1', endpoint='tcp://127.0.0.1:7001', address=3, allow=())
+    >>> parse_spec("A1-EWT1=tcp://0.0.0.0:7001,allow=10.1.2.3,allow=10.9.0.0/16").allow
+    ('10.1.2.3', '10.9.0.0/16')
     """
     terminal, sep, rest = spec.partition("=")
     endpoint, *options = rest.split(",")
     address = 1
+    allow: list[str] = []
     for option in options:
         key, _, value = option.partition("=")
-        if key.strip() != "address" or not value.strip().isdigit():
-            raise ValueError(f"a --sas option is address=N, not {option!r}")
-        address = int(value)
+        if key.strip() == "address" and value.strip().isdigit():
+            address = int(value)
+        elif key.strip() == "allow" and value.strip():
+            allow.append(value.strip())
+        else:
+            raise ValueError(f"a --sas option is address=N or allow=IP, not {option!r}")
     if not sep or not terminal.strip():
-        raise ValueError(f"--sas is TERMINAL=ENDPOINT[,address=N], not {spec!r}")
+        raise ValueError(f"--sas is TERMINAL=ENDPOINT[,address=N][,allow=IP]..., not {spec!r}")
     if not 1 <= address <= 127:
         raise ValueError(f"a SAS address is 1 to 127, not {address}")
-    parse_endpoint(endpoint.strip())
-    return SasTerminal(terminal.strip(), endpoint.strip(), address)
+    kind, _ = parse_endpoint(endpoint.strip())
+    if allow and kind != "tcp":
+        raise ValueError(f"allow= is for a TCP endpoint, not {endpoint.strip()!r}")
+    parse_allow(allow)
+    return SasTerminal(terminal.strip(), endpoint.strip(), address, tuple(allow))
+
+
+def listens_beyond_loopback(entry: SasTerminal) -> bool:
+    """Does ``entry``'s TCP endpoint listen on an address other than this machine's own?
+
+    >>> listens_beyond_loopback(parse_spec("T=tcp://0.0.0.0:7001"))
+    True
+    >>> listens_beyond_loopback(parse_spec("T=tcp://127.0.0.1:7001"))
+    False
+    """
+    kind, where = parse_endpoint(entry.endpoint)
+    if kind != "tcp":
+        return False
+    return where[0] != "localhost" and not allowed(where[0], LOOPBACK)
 
 
 class _MeterReader:
@@ -144,8 +192,21 @@ class _Backend:
     async def rom_signature(self, seed: int) -> int:
         return await self.link.rom_signature(seed)
 
+    def rom_signature_now(self, seed: int) -> int | None:
+        return self.link.rom_signature_now(seed)
+
+    def enable_later(self, enabled: bool) -> bool | None:
+        loop = self.link.loop
+        if loop is None:
+            return None
+        asyncio.run_coroutine_threadsafe(self.link.set_enabled(self.terminal, enabled), loop)
+        return True
+
     async def reset_handpay(self) -> int:
         return await self.link.reset_handpay(self.terminal)
+
+    def reset_handpay_later(self, amount: int) -> int | None:
+        return self.link.reset_handpay_later(self.terminal, amount)
 
     def now_us(self) -> int:
         return self.link.floor_now_us()
@@ -199,6 +260,10 @@ class SasLink(Link):
         self._games: dict[str, str | None] = {}
         self._locks: dict[str, set[str]] = {}
         self._tables: dict[str, str] = {}
+        self._refusals: dict[tuple[str, str, str], tuple[float, int]] = {}
+        self._enabling: dict[str, asyncio.Lock] = {}
+        self._signature: tuple[int, tuple[int, ...]] | None = None
+        self._signature_at = float("-inf")
         self._reports: set[asyncio.Task[None]] = set()
         self.system = "sas"
 
@@ -215,7 +280,9 @@ class SasLink(Link):
         if self.reader is None:
             self.running = RunningMeters(floor.store)
         by_endpoint: dict[str, dict[int, GamingMachine]] = {}
+        allow: dict[str, list[str]] = {}
         for entry in self.config:
+            allow.setdefault(entry.endpoint, []).extend(entry.allow)
             machine = GamingMachine(
                 entry.terminal, entry.address, _Backend(self, entry.terminal), serial=entry.terminal
             )
@@ -224,6 +291,7 @@ class SasLink(Link):
             by_endpoint.setdefault(entry.endpoint, {})[entry.address] = machine
             machine.report("power_applied")
         await self.refresh_meters()  # the first snapshot, before any host is answered
+        await self.prepare_signature()  # LP 21 answered in the line's thread
         for endpoint, machines in by_endpoint.items():
             respond, now = self._responder(machines)
             line: TcpLine | SerialLine
@@ -232,7 +300,15 @@ class SasLink(Link):
             else:
                 kind, where = parse_endpoint(endpoint)
                 if kind == "tcp":
-                    line = TcpLine(where[0], where[1], respond, now)
+                    line = TcpLine(
+                        where[0],
+                        where[1],
+                        respond,
+                        now,
+                        allow=parse_allow(allow[endpoint]) if allow[endpoint] else LOOPBACK,
+                        silent_seconds=self.link_down_seconds,
+                        refused=self._refused_by(endpoint, list(machines.values())),
+                    )
                 else:
                     line = SerialLine(where, respond, now)
             line.addresses = frozenset(machines)
@@ -240,6 +316,33 @@ class SasLink(Link):
             self.lines.append(line)
         await self._load_state()
         self._watch = asyncio.get_running_loop().create_task(self._watching())
+
+    def _refused_by(self, endpoint: str, machines: list[GamingMachine]) -> Any:
+        """What a TCP line calls (in its thread) when it refuses a peer: the refusal audited
+        in the event loop, once per :data:`REFUSAL_AUDIT_SECONDS` for a peer and a reason."""
+        terminals = " ".join(machine.terminal for machine in machines)
+
+        def refused(peer: str, why: str) -> None:
+            loop = self.loop
+            key = (endpoint, peer, why.split(" by ", maxsplit=1)[0])
+            at = time.monotonic()
+            seen, count = self._refusals.get(key, (float("-inf"), 0))
+            if at - seen < REFUSAL_AUDIT_SECONDS:
+                self._refusals[key] = (seen, count + 1)
+                return
+            self._refusals[key] = (at, 0)
+            if loop is None or self.floor is None:
+                return
+            more = f" ({count} more since the last entry)" if count else ""
+            message = f"SAS line {endpoint} refused the peer {peer}: {why}{more}"
+            asyncio.run_coroutine_threadsafe(
+                self.floor.store.audit(
+                    "sas_refused", message, actor=f"peer:{peer}", terminal=terminals, rule=LINE_RULE
+                ),
+                loop,
+            )
+
+        return refused
 
     def _responder(self, machines: dict[int, GamingMachine]) -> tuple[Any, Any]:
         def heard(message: Message) -> GamingMachine | None:
@@ -307,7 +410,8 @@ class SasLink(Link):
         try:
             _, amount = await machine.insert_ticket(code, self.host_seconds)
         except HostRefusedError as error:
-            raise LinkRefusedError(error.message) from None
+            elsewhere = f"{self.system}:{code[:2]}" if error.code == REDEEMED_ELSEWHERE else None
+            raise LinkRefusedError(error.message, redeemed_elsewhere=elsewhere) from None
         return Decision(amount, f"{self.system}:{code[:2]}")
 
     def ticket_finished(self, terminal: str, amount: int | None) -> None:
@@ -369,6 +473,24 @@ class SasLink(Link):
         """Long poll 94: the handpay pending is reset — its lock lifted (the credit stays the
         player's: nothing moves); 0x00, or 0x01 when the store refused."""
         return 0x00 if await self._lift_handpay(terminal, "reset by the SAS host") else 0x01
+
+    def reset_handpay_later(self, terminal: str, amount: int) -> int | None:
+        """Long poll 94 from a line's thread: 00 (reset) now, the handpay's lock lifted after
+        in the event loop; a store that refuses to lift it leaves the handpay of ``amount``
+        cents pending (51 again). None when there is no event loop to do it (it answers)."""
+        loop = self.loop
+        if loop is None or self.floor is None:
+            return None
+        loop.call_soon_threadsafe(lambda: self._spawn(self._reset_after(terminal, amount)))
+        return 0x00
+
+    async def _reset_after(self, terminal: str, amount: int) -> None:
+        if await self.reset_handpay(terminal) == 0x00:
+            return
+        machine = self.machines[terminal]
+        if not machine.handpay:  # the lock stays: so does the handpay, for the host to see
+            machine.handpay = amount
+            machine.report("handpay_pending")
 
     async def _lift_handpay(self, terminal: str, why: str) -> bool:
         floor = self.floor
@@ -479,6 +601,11 @@ class SasLink(Link):
         alone."""
         floor = self.floor
         assert floor is not None
+        # answered ahead in the line's thread, applied here in the order the host sent them
+        async with self._enabling.setdefault(terminal, asyncio.Lock()):
+            return await self._set_enabled(floor, terminal, enabled)
+
+    async def _set_enabled(self, floor: Floor, terminal: str, enabled: bool) -> bool:
         by = f"sas:{self.machines[terminal].address}"
         try:
             if enabled:
@@ -509,6 +636,36 @@ class SasLink(Link):
 
         data = await asyncio.to_thread(lambda: canonical_json(build_manifest()))
         return crc16(data, seed)
+
+    async def prepare_signature(self) -> None:
+        """Compute the ROM signature ahead, for every seed at once: the CRC is affine in its
+        initial value, so ``crc(data, seed) = crc(data, 0) ^ crc(zeros, seed)`` and the second
+        is the XOR of the basis ``crc(zeros, 1 << i)`` over the seed's bits."""
+        from tablejack.server.support.integrity import build_manifest, canonical_json
+
+        def compute() -> tuple[int, tuple[int, ...]]:
+            data = canonical_json(build_manifest())
+            zeros = bytes(len(data))
+            return crc16(data, 0), tuple(crc16(zeros, 1 << bit) for bit in range(16))
+
+        self._signature = await asyncio.to_thread(compute)
+        self._signature_at = time.monotonic()
+
+    def rom_signature_now(self, seed: int) -> int | None:
+        """Long poll 21 from a line's thread: the signature computed ahead (:meth:`prepare_signature`),
+        computed again in the background when it is older than :data:`SIGNATURE_SECONDS` (a
+        changed file shows within that time)."""
+        prepared = self._signature
+        if prepared is None:
+            return None
+        if time.monotonic() - self._signature_at > SIGNATURE_SECONDS and self.loop is not None:
+            self._signature_at = time.monotonic()  # one refresh at a time
+            asyncio.run_coroutine_threadsafe(self.prepare_signature(), self.loop)
+        base, basis = prepared
+        for bit in range(16):
+            if seed >> bit & 1:
+                base ^= basis[bit]
+        return base
 
     async def _load_state(self) -> None:
         assert self.floor is not None

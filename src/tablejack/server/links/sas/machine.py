@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from tablejack.server.links.sas.events import EXCEPTIONS, PRIORITY, ExceptionQueue
 from tablejack.server.links.sas.framing import Message, bcd, from_bcd, with_crc
@@ -87,6 +87,12 @@ FEATURES = bytes(
 GAME_NAME = b"tablejack blackjack"
 PAYTABLE = b"BJ0001"
 
+THREAD_POLLS = frozenset({0x4C, 0x4D, 0x57, 0x58, 0x70, 0x71, 0x7B, 0x7F, 0x94})
+"""Long polls with an effect answered in the line's thread from the machine's own state
+(:meth:`GamingMachine.answer_now`): a validation number, a ticket's decision, a record read,
+the host's clock, a handpay reset; the floor waiting on them is woken (the handpay's lock
+lifted) in its event loop. (``0E``, real-time event reporting, is not supported: ignored.)"""
+
 
 class HostRefusedError(Exception):
     """The host refused (or did not answer) a validation or a ticket."""
@@ -125,8 +131,21 @@ class Backend(Protocol):
     async def rom_signature(self, seed: int) -> int:
         """The release's signature with ``seed``."""
 
+    def rom_signature_now(self, seed: int) -> int | None:
+        """The release's signature with ``seed`` from what is computed ahead (None: not yet;
+        the event loop answers)."""
+
+    def enable_later(self, enabled: bool) -> bool | None:
+        """Disable or enable the terminal after the answer (the floor's part in the event
+        loop): True to ACK now, False to NACK, None for the event loop to answer."""
+
     async def reset_handpay(self) -> int:
         """The host asks to reset a handpay: 0 reset, 1 unable, 2 not in handpay."""
+
+    def reset_handpay_later(self, amount: int) -> int | None:
+        """The host asks to reset the handpay of ``amount`` cents, from a line's thread: the
+        answer now (0 reset, the lock lifted after in the event loop; 1 unable), None for the
+        event loop to answer."""
 
     def now_us(self) -> int:
         """The floor clock."""
@@ -136,6 +155,8 @@ class Backend(Protocol):
 class _Cashout:
     amount: int
     done: asyncio.Future[str]
+    answered: bool = False
+    """The host gave its answer (LP 58); the future is settled in the event loop."""
 
 
 @dataclass
@@ -223,7 +244,8 @@ class GamingMachine:
         ):
             self._handpay_at = now
             return EXCEPTIONS["handpay_pending"]
-        if self.cashout is not None and not self.cashout.done.done():
+        cashout = self.cashout
+        if cashout is not None and not cashout.done.done() and not cashout.answered:
             return EXCEPTIONS["validation_request"]
         if self.ticket is not None and self.ticket.status == 0x20:
             return EXCEPTIONS["ticket_inserted"]
@@ -259,7 +281,7 @@ class GamingMachine:
         if message.command is None:
             return True, self.general_poll(now)
         if message.command not in READ_NOW:
-            return False, None
+            return self._effect_now(message, now)
         meters: Mapping[str, Any] | None = {}
         if message.command in METER_POLLS:
             meters = self.backend.meters_now()
@@ -278,6 +300,50 @@ class GamingMachine:
             return True, self._read(message.command)
         except (ValueError, IndexError):  # data a long poll cannot have: ignored
             return True, None
+
+    def _effect_now(self, message: Message, now: float) -> tuple[bool, bytes | None]:
+        """A long poll with an effect answered in the line's thread, inside SAS's reply window
+        (:data:`THREAD_POLLS`, and ``01``/``02``/``21`` when the backend can answer them at
+        once): its answer from the machine's own state, the floor's part (a lock, a waiting
+        cash-out or ticket) done after, in the event loop. ``(False, None)``: the event loop
+        answers it."""
+        command = message.command
+        assert command is not None
+        if command not in THREAD_POLLS and command not in (0x01, 0x02, 0x21):
+            return False, None
+        if self._last is not None and self._last[0] == message.raw:  # the host's retry
+            self.last_poll = now
+            self.polls += 1
+            self._long_poll_heard(message)
+            return True, self._last[1]
+        reply: bytes | None
+        try:
+            if command == 0x94:
+                handled, reply = self._handpay_reset_now()
+                if not handled:
+                    return False, None
+            elif command in (0x01, 0x02):
+                done = self.backend.enable_later(command == 0x02)
+                if done is None:
+                    return False, None
+                reply = self._ack() if done else self._nack()
+            elif command == 0x21:
+                signature = self.backend.rom_signature_now(
+                    int.from_bytes(message.data[:2], "little")
+                )
+                if signature is None:
+                    return False, None
+                reply = self._reply(0x21, signature.to_bytes(2, "little"))
+            else:
+                reply = _run_now(_HANDLERS[command](self, message.data))
+        except (ValueError, IndexError):  # data a long poll cannot have: ignored
+            reply = None
+        self.last_poll = now
+        self.polls += 1
+        self._long_poll_heard(message)  # the implied ACK, as when the event loop answers
+        effect = command in EFFECTS and message.data[:1] != b"\xff"
+        self._last = (message.raw, reply) if effect else None
+        return True, reply
 
     def heard_other(self) -> None:
         """A message to another address (or to all, address 0) was on the line: the implied
@@ -436,7 +502,20 @@ class GamingMachine:
         del data
         if not self.handpay:
             return self._reply(0x94, b"\x02")
-        code = await self.backend.reset_handpay()
+        return self._handpay_reset_answer(await self.backend.reset_handpay())
+
+    def _handpay_reset_now(self) -> tuple[bool, bytes | None]:
+        """94 from the line's thread, from the machine's own state: 02 with no handpay
+        pending; else the backend's answer now (00: reset, its lock lifted after in the event
+        loop). ``(False, None)``: the event loop answers it."""
+        if not self.handpay:
+            return True, self._reply(0x94, b"\x02")
+        code = self.backend.reset_handpay_later(self.handpay)
+        if code is None:
+            return False, None
+        return True, self._handpay_reset_answer(code)
+
+    def _handpay_reset_answer(self, code: int) -> bytes:
         if code == 0x00:
             self.handpay = 0
             self.report("handpay_reset")
@@ -447,7 +526,7 @@ class GamingMachine:
     async def _pending_cashout(self, data: bytes) -> bytes:
         del data
         pending = self.cashout
-        if pending is None or pending.done.done():
+        if pending is None or pending.done.done() or pending.answered:
             return self._reply(0x57, bytes([CASHOUT_NOT_WAITING]) + bcd(0, 5))
         return self._reply(0x57, b"\x00" + bcd(pending.amount, 5))
 
@@ -456,12 +535,16 @@ class GamingMachine:
         system_id, number = from_bcd(data[:1]), from_bcd(data[1:9])
         if pending is None or pending.done.done():
             return self._reply(0x58, b"\x80")  # not in cashout
+        if pending.answered:
+            return self._reply(0x58, b"\x80")  # answered already: no cash-out waits
+        pending.answered = True
         if system_id == 0 and number == 0:  # the host cannot validate it
-            pending.done.set_exception(
-                HostRefusedError(0x81, "The host did not validate the cash-out.")
+            _settle(
+                pending.done,
+                error=HostRefusedError(0x81, "The host did not validate the cash-out."),
             )
             return self._reply(0x58, b"\x00")
-        pending.done.set_result(f"{system_id:02d}{number:016d}")
+        _settle(pending.done, f"{system_id:02d}{number:016d}")
         return self._reply(0x58, b"\x00")
 
     async def _set_validation_id(self, data: bytes) -> bytes:
@@ -522,12 +605,12 @@ class GamingMachine:
             amount = from_bcd(data[1:6])
             if from_bcd(data[7:16]) != int(ticket.code):
                 ticket.status = 0x81  # the validation number does not match
-                ticket.decided.set_exception(
-                    HostRefusedError(0x81, "The host named another ticket.")
+                _settle(
+                    ticket.decided, error=HostRefusedError(0x81, "The host named another ticket.")
                 )
             else:
                 ticket.status, ticket.amount = 0x40, amount  # redemption pending
-                ticket.decided.set_result((transfer, amount))
+                _settle(ticket.decided, (transfer, amount))
         body = bytes([ticket.status]) + bcd(ticket.amount, 5) + b"\x00" + bcd(int(ticket.code), 9)
         return self._variable(0x71, body)
 
@@ -599,6 +682,34 @@ class GamingMachine:
     def ticket_read(self) -> None:
         """The host read the ticket's final status: the reader is free for another."""
         self.ticket = None
+
+
+def _run_now(awaitable: Awaitable[bytes | None]) -> bytes | None:
+    """Run a long poll's handler that never waits (it only reads and sets the machine's own
+    state) to its answer, in the calling thread."""
+    coroutine = cast("Coroutine[Any, Any, bytes | None]", awaitable)
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return cast("bytes | None", done.value)
+    coroutine.close()
+    raise RuntimeError("a long poll answered in the line's thread waited")
+
+
+def _settle(
+    future: asyncio.Future[Any], value: Any = None, *, error: BaseException | None = None
+) -> None:
+    """Settle ``future`` in its event loop (the host's answer came in a line's thread)."""
+
+    def settle() -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(value)
+
+    future.get_loop().call_soon_threadsafe(settle)
 
 
 async def _redeem_then_free(machine: GamingMachine, data: bytes) -> bytes:

@@ -8,10 +8,13 @@ a data byte ``FF`` arrives doubled (``FF FF``). The gaming machine's own bytes g
 wakeup bit clear (space parity). On a pseudo-terminal, where no parity is carried, no mark
 ever arrives and messages are framed by their lengths, as on TCP.
 
-**TCP.** ``tcp://HOST:PORT``: the server listens and serves one host at a time (a new
-connection takes the line over and the old one is closed: a host that reconnects is not shut
-out by its own half-open socket); the bytes are the serial line's without the wakeup
-bit, framed by their SAS lengths.
+**TCP.** ``tcp://HOST:PORT``: the server listens and serves one host, a peer the line's
+allow-list names (``allow=``; this machine only by default): the first keeps the line until it
+closes it, goes silent for the link-down time, or stops reading; any other peer is refused
+(closed at once, logged, and told to the link, which audits it). Nothing is written blocking:
+answers wait in the line's buffer and a host that leaves them unread for
+:data:`WRITE_SECONDS` is dropped, so no peer can wedge the line. The bytes are the serial
+line's without the wakeup bit, framed by their SAS lengths.
 
 Either way a quiet line of :data:`GAP_SECONDS` ends a partial message (dropped), and every
 message is answered in order, one at a time; a message that cannot be read is dropped and the
@@ -21,13 +24,15 @@ link goes on (:class:`~tablejack.server.links.sas.framing.Framer`).
 poll and a long poll that only reads (from a fresh meters snapshot) are answered there
 (:data:`Immediate`), never behind the work of the floor's event loop; any other message (an
 effect: a disable, a validation number, a ticket) is handed to the event loop and its answer
-waited for, up to :data:`LOOP_SECONDS`.
+waited for within SAS's reply window (:data:`REPLY_SECONDS`): an answer that would be late is
+not sent — the host retries, and the retry gets the answer the event loop gave meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import os
 import select
@@ -35,7 +40,8 @@ import selectors
 import socket
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
+from ipaddress import IPv4Network, IPv6Address, IPv6Network, ip_address, ip_network
 from typing import Any
 
 from tablejack.server.links.sas.framing import Framer, Message
@@ -43,11 +49,16 @@ from tablejack.server.links.sas.framing import Framer, Message
 __all__ = [
     "BAUD",
     "GAP_SECONDS",
+    "LOOPBACK",
+    "WRITE_SECONDS",
     "Immediate",
     "MarkDecoder",
+    "Refused",
     "Responder",
     "SerialLine",
     "TcpLine",
+    "allowed",
+    "parse_allow",
     "parse_endpoint",
 ]
 
@@ -63,10 +74,19 @@ Responder = Callable[[Message], Coroutine[Any, Any, bytes | None]]
 Immediate = Callable[[Message], tuple[bool, bytes | None]]
 """Answers a message at once, in the line's thread, if it can: ``(True, answer or None)``;
 ``(False, None)``: the message goes to the event loop's :data:`Responder`."""
-LOOP_SECONDS = 5.0
-"""How long a line waits for the event loop's answer to a message."""
+REPLY_SECONDS = 0.018
+"""SAS's reply window (20 ms from the host's message), less a margin for the write: an answer
+the event loop has not given by then is not sent (the host retries)."""
 SELECT_SECONDS = 0.1
 """How often a line's thread looks whether it is to stop."""
+WRITE_SECONDS = 1.0
+"""An answer not written within this time: the host stopped reading (dropped from a TCP line;
+on a serial line the answer is dropped)."""
+SEND_BUFFER = 16_384
+"""A TCP line's send buffer: SAS answers are small, so a host that stops reading fills it
+soon (and is dropped) rather than after megabytes."""
+OUT_MAX = 65_536
+"""Answers waiting for a host beyond this many bytes: it stopped reading."""
 
 
 def parse_endpoint(endpoint: str) -> tuple[str, Any]:
@@ -144,6 +164,11 @@ class _Session:
         self.framer = Framer(addresses)
         self.respond, self.write, self.now, self.loop = respond, write, now, loop
         self.last = float("-inf")
+        self.pending: tuple[bytes, concurrent.futures.Future[bytes | None]] | None = None
+        """A message the event loop did not answer within the reply window, and its answer
+        to come (for the host's retry)."""
+        self.late = 0
+        """Answers not sent because they would have been late."""
 
     def received(self, data: bytes, *, wakeup: bool = False) -> None:
         at = time.monotonic()
@@ -152,25 +177,33 @@ class _Session:
         self.last = at
         for message in self.framer.feed(data, wakeup=wakeup):
             try:
-                reply = self._answer(message)
+                reply = self._answer(message, at)
             except Exception:  # a fault answering one message never ends the link
                 log.exception("SAS: answering %s", message)
                 continue
             if reply:
                 self.write(reply)
 
-    def _answer(self, message: Message) -> bytes | None:
+    def _answer(self, message: Message, at: float) -> bytes | None:
         if self.now is not None:
             handled, reply = self.now(message)
             if handled:
                 return reply
         future: concurrent.futures.Future[bytes | None]
-        future = asyncio.run_coroutine_threadsafe(self.respond(message), self.loop)
+        pending = self.pending
+        if pending is not None and pending[0] == message.raw:  # the host's retry: the same
+            future = pending[1]  # answer, once it is ready (its effect done once)
+        else:
+            future = asyncio.run_coroutine_threadsafe(self.respond(message), self.loop)
+        self.pending = None
         try:
-            return future.result(LOOP_SECONDS)
+            return future.result(max(0.0, at + REPLY_SECONDS - time.monotonic()))
         except concurrent.futures.TimeoutError:
-            future.cancel()
-            log.warning("SAS: no answer to %s within %s s", message, LOOP_SECONDS)
+            # better silent (the host retries) than an answer landing as the reply to the
+            # host's next poll; the event loop finishes it for the retry
+            self.pending = (message.raw, future)
+            self.late += 1
+            log.info("SAS: no answer to %s within %s s; not sent late", message, REPLY_SECONDS)
             return None
 
 
@@ -212,17 +245,110 @@ class _Thread:
             await asyncio.to_thread(self.thread.join, 2.0)
 
 
+class _Host:
+    """The host that holds a TCP line: its socket, its session, the answers not yet written
+    (``out``, since ``waiting``) and when it last sent a byte."""
+
+    def __init__(self, sock: socket.socket, peer: str, at: float) -> None:
+        self.sock, self.peer = sock, peer
+        self.out = bytearray()
+        self.waiting: float | None = None
+        self.heard = at
+        self.session: _Session | None = None
+
+    def write(self, data: bytes) -> None:
+        """Queue ``data`` and send what the socket takes now: never blocks (a host that does
+        not read is dropped by its line once :data:`WRITE_SECONDS` pass, never waited for)."""
+        if not self.out:
+            self.waiting = time.monotonic()
+        self.out += data
+        self.flush()
+
+    def flush(self) -> None:
+        while self.out:
+            try:
+                sent = self.sock.send(self.out)
+            except (BlockingIOError, InterruptedError):
+                return
+            del self.out[:sent]
+        self.waiting = None
+
+
+Refused = Callable[[str, str], None]
+"""Told of a peer refused a TCP line: its address and why (the link logs and audits it)."""
+
+
+def parse_allow(values: Iterable[str]) -> tuple[IPv4Network | IPv6Network, ...]:
+    """The addresses (or networks) allowed to hold a TCP line.
+
+    >>> [str(n) for n in parse_allow(["127.0.0.1", "10.1.0.0/16"])]
+    ['127.0.0.1/32', '10.1.0.0/16']
+    """
+    out = []
+    for value in values:
+        try:
+            out.append(ip_network(value.strip(), strict=False))
+        except ValueError:
+            raise ValueError(f"allow= is an IP address or network, not {value!r}") from None
+    return tuple(out)
+
+
+LOOPBACK = parse_allow(["127.0.0.0/8", "::1"])
+"""Who may hold a TCP line when no ``allow=`` is given: this machine only."""
+
+
+def allowed(peer: str, allow: Iterable[IPv4Network | IPv6Network]) -> bool:
+    """Is ``peer`` (an address as ``accept`` gives it) in ``allow``?
+
+    >>> allowed("::ffff:127.0.0.1", LOOPBACK), allowed("10.0.0.9", LOOPBACK)
+    (True, False)
+    """
+    try:
+        address = ip_address(peer.split("%", maxsplit=1)[0])
+    except ValueError:
+        return False
+    if isinstance(address, IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return any(address in network for network in allow)
+
+
+def _closed(sock: socket.socket) -> bool:
+    """Has the peer of ``sock`` closed it (or reset it)? Its unread bytes are left unread."""
+    try:
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except (BlockingIOError, InterruptedError):
+        return False
+    except OSError:
+        return True
+
+
 class TcpLine(_Thread):
-    """A TCP endpoint: listens, serves one host at a time (the newest), in a thread of its
-    own."""
+    """A TCP endpoint: listens in a thread of its own and serves one host, an allowed peer
+    (``allow``; default :data:`LOOPBACK`): the first keeps the line until it closes it, goes
+    silent for ``silent_seconds`` (SAS's link-down time) or stops reading (its answers not
+    written within :data:`WRITE_SECONDS`); any other peer meanwhile is refused — closed at once
+    and told to ``refused``."""
 
     def __init__(
-        self, host: str, port: int, respond: Responder, now: Immediate | None = None
+        self,
+        host: str,
+        port: int,
+        respond: Responder,
+        now: Immediate | None = None,
+        *,
+        allow: Iterable[IPv4Network | IPv6Network] | None = None,
+        silent_seconds: float = 5.0,
+        refused: Refused | None = None,
     ) -> None:
         super().__init__(respond, now)
         self.host, self.port = host, port
+        self.allow = tuple(LOOPBACK if allow is None else allow)
+        self.silent_seconds = silent_seconds
+        self.refused = refused
         self.listener: socket.socket | None = None
         self.name = f"sas-tcp-{host}:{port}"
+        self.current: _Host | None = None
+        self.selector: selectors.BaseSelector | None = None
 
     async def start(self) -> None:
         self.listener = socket.create_server((self.host, self.port))
@@ -231,48 +357,114 @@ class TcpLine(_Thread):
         self.name = f"sas-tcp-{self.host}:{self.port}"
         self._start_thread()
 
+    def _refuse(self, taken: socket.socket, peer: str, why: str) -> None:
+        taken.close()
+        log.warning("SAS: %s refused %s: %s", self.name, peer, why)
+        if self.refused is not None:
+            try:
+                self.refused(peer, why)
+            except Exception:  # telling of a refusal never ends the line
+                log.exception("SAS: telling of a refused peer")
+
+    def _accept(self) -> None:
+        assert self.listener is not None and self.selector is not None
+        try:
+            taken, where = self.listener.accept()
+        except (BlockingIOError, InterruptedError):
+            return
+        peer = str(where[0])
+        if not allowed(peer, self.allow):
+            self._refuse(taken, peer, "not an allowed host of the line (allow=)")
+            return
+        now = time.monotonic()
+        current = self.current
+        if current is not None and _closed(current.sock):  # its close not yet read
+            self._drop("it closed the connection")
+            current = None
+        if current is not None and now - current.heard > self.silent_seconds:
+            self._drop(f"silent for {self.silent_seconds:g} s; {peer} takes the line")
+            current = None
+        if current is not None:
+            self._refuse(taken, peer, f"the line is held by {current.peer}")
+            return
+        taken.setblocking(False)
+        taken.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        taken.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
+        host = _Host(taken, peer, now)
+        host.session = self._session(host.write)
+        self.current = host
+        self.selector.register(taken, selectors.EVENT_READ)
+        log.info("SAS: %s serves the host at %s", self.name, peer)
+
+    def _drop(self, why: str) -> None:
+        current = self.current
+        if current is None:
+            return
+        assert self.selector is not None
+        self.current = None
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(current.sock)
+        current.sock.close()
+        log.warning("SAS: %s dropped the host at %s: %s", self.name, current.peer, why)
+
+    def _read(self) -> None:
+        current = self.current
+        assert current is not None and current.session is not None
+        try:
+            data = current.sock.recv(4096)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._drop("it closed the connection")
+            return
+        current.heard = time.monotonic()
+        try:
+            current.session.received(data)
+        except OSError:  # the host went away while answered
+            self._drop("it went away")
+
+    def _watch(self) -> None:
+        """Write what waits; drop a host that stopped reading. (A silent host keeps the line
+        until another allowed peer asks for it.)"""
+        current = self.current
+        if current is None:
+            return
+        assert self.selector is not None
+        try:
+            current.flush()
+        except OSError:
+            self._drop("it went away")
+            return
+        now = time.monotonic()
+        if current.waiting is not None and (
+            now - current.waiting > WRITE_SECONDS or len(current.out) > OUT_MAX
+        ):
+            self._drop(f"it stopped reading (an answer unwritten for {WRITE_SECONDS:g} s)")
+        else:
+            events = selectors.EVENT_READ | (selectors.EVENT_WRITE if current.out else 0)
+            self.selector.modify(current.sock, events)
+
     def _serve(self) -> None:
         assert self.listener is not None
-        selector = selectors.DefaultSelector()
+        self.selector = selector = selectors.DefaultSelector()
         selector.register(self.listener, selectors.EVENT_READ)
-        current: socket.socket | None = None
-        session: _Session | None = None
         try:
             while not self.stopped.is_set():
-                for key, _ in selector.select(SELECT_SECONDS):
+                for key, events in selector.select(SELECT_SECONDS):
                     if key.fileobj is self.listener:
-                        try:
-                            taken, _ = self.listener.accept()
-                        except (BlockingIOError, InterruptedError):
-                            continue
-                        if current is not None:  # a new host takes the line over
-                            selector.unregister(current)
-                            current.close()
-                        current = taken
-                        current.setblocking(True)
-                        current.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                        session = self._session(current.sendall)
-                        selector.register(current, selectors.EVENT_READ)
-                        continue
-                    assert current is not None and session is not None
-                    try:
-                        data = current.recv(4096)
-                    except OSError:
-                        data = b""
-                    if not data:  # the host closed the connection
-                        selector.unregister(current)
-                        current.close()
-                        current = session = None
-                        continue
-                    try:
-                        session.received(data)
-                    except OSError:  # the host went away while answered
-                        selector.unregister(current)
-                        current.close()
-                        current = session = None
+                        self._accept()
+                    elif (
+                        self.current is not None
+                        and key.fileobj is self.current.sock
+                        and events & selectors.EVENT_READ
+                    ):
+                        self._read()
+                self._watch()
         finally:
-            if current is not None:
-                current.close()
+            if self.current is not None:
+                self.current.sock.close()
             selector.close()
             self.listener.close()
 
@@ -344,12 +536,18 @@ class SerialLine(_Thread):
 
 
 def _write_all(fd: int, data: bytes) -> None:
+    """Write ``data`` to a serial line within :data:`WRITE_SECONDS`; what the line does not
+    take by then is dropped (a line nobody reads never holds its thread)."""
     view = memoryview(data)
+    deadline = time.monotonic() + WRITE_SECONDS
     while view:
         try:
             view = view[os.write(fd, view) :]
         except BlockingIOError:
-            time.sleep(0.0005)
+            if time.monotonic() > deadline:
+                log.warning("SAS: a serial line took no answer for %s s; dropped", WRITE_SECONDS)
+                return
+            select.select([], [fd], [], 0.01)
 
 
 def _mark_parity(fd: int) -> bool:
