@@ -309,7 +309,7 @@ SETTINGS: dict[str, SettingSpec] = {
         "zone",
         "UTC",
         "The floor's time zone, shown by the SAS clock",
-        "SAS clocks are local: long polls 7E and 7F and the ticket records of 4D.",
+        "SAS clocks are local: the date and time the host reads and sets, and the ticket records.",
         "PA 605a.5(a)",
     ),
     "voucher_expiry_days": SettingSpec(
