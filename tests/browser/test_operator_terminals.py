@@ -3,7 +3,8 @@ registered from the page at a seat of a classic table, its key shown once with a
 re-keyed (a new key shown once, the old one refused at once); moved to a version A table, where
 the player selects the position; retired after a confirmation (no key left). Then the hand-pay
 limit set to $500.00 and read back in the settings' history: who, when in the floor's time zone,
-the setting by its name, before and after in dollars — in English and in Spanish."""
+the setting by its name, before and after in dollars — in English and in Spanish; the
+supervisor reads the same history under the audit and manages no terminal."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterat
 
     async def setup(floor: Floor) -> None:
         await floor.issue_token("operator", "olga", "tok-operator")
+        await floor.issue_token("supervisor", "sam", "tok-super")
 
     tables = [
         TableConfig("A1", HybridRules(countdown_seconds=60), automated=False),
@@ -149,6 +151,20 @@ def test_605a4d_the_operator_registers_rekeys_moves_and_retires_a_terminal_and_r
             by("register-id").fill("C1-EWT9")
             by("register-submit").click()
             expect(by("register-error")).to_contain_text("ya está registrado")
+            # the supervisor reads the same history under the audit, and registers nothing
+            other = browser_kit.context(browser, **SCREEN).new_page()
+            watch_other = Watch(other)
+            browser_kit.sign_in(other, server, "tok-super")
+            other.goto(f"{server}/static/supervisor.html?lang=en#audit")
+            history = other.get_by_test_id("audit-setting-history")
+            expect(history).to_contain_text("$1,200.00 (the default)")
+            expect(history).to_contain_text("$500.00")
+            expect(history).to_contain_text("olga")
+            other.get_by_test_id("tab-tilts").click()
+            expect(other.get_by_test_id("terminal-row-C1-EWT9")).to_be_visible()
+            expect(other.get_by_test_id("register-form")).to_be_hidden()
+            expect(other.get_by_test_id("retire-C1-EWT9")).to_have_count(0)
         finally:
             browser.close()
     watch.check()
+    watch_other.check()
