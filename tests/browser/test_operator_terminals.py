@@ -21,6 +21,7 @@ from tablejack.games.hybrid_rules import HybridRules
 from tablejack.server.app import create_app
 from tablejack.server.floor.floor import Floor
 from tablejack.server.table import TableConfig
+from tests.support.browser import screenshot
 
 from .test_supervisor import SCREEN, Watch
 
@@ -85,6 +86,7 @@ def test_605a4d_the_operator_registers_rekeys_moves_and_retires_a_terminal_and_r
                 "The new key of terminal C1-EWT9 — shown this once"
             )
             first = by("new-key-secret").inner_text()
+            screenshot(page, "operator-terminals")
             assert first.startswith("tj_")
             browser_kit.secret(first)
             by("new-key-copy").click()
@@ -139,6 +141,8 @@ def test_605a4d_the_operator_registers_rekeys_moves_and_retires_a_terminal_and_r
             expect(by("history-before-0")).to_have_text("$1,200.00 (the default)")
             expect(by("history-after-0")).to_have_text("$500.00")
             row = by("history-0")
+            by("setting-history").scroll_into_view_if_needed()
+            screenshot(page, "operator-settings-history")
             expect(row).to_contain_text("olga")
             expect(row).to_contain_text("UTC")
             assert "50000" not in by("setting-history").inner_text()
