@@ -272,6 +272,7 @@ REQUESTS: dict[str, tuple[str, str, dict[str, Any] | None]] = {
         {"scope": "floor", "scope_id": "floor", "reason": "test"},
     ),
     "read_audit": ("GET", "/api/audit", None),
+    "read_setting_history": ("GET", "/api/floor/settings/history", None),
     "clear_tilt": ("POST", "/api/floor/terminals/EWT-1/clear", {"code": "other", "reason": "x"}),
 }
 STAFF = {"dealer": "dealer", "supervisor": "super", "cashier": "cashier", "operator": "operator"}

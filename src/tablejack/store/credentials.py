@@ -54,6 +54,7 @@ __all__ = [
     "revoke",
     "revoked_since",
     "still_valid",
+    "terminal_keys",
     "token_hash",
 ]
 
@@ -353,6 +354,24 @@ async def credentials(
     async with store.engine.connect() as connection:
         rows = (await connection.execute(statement)).mappings().all()
     return [_credential(row) for row in rows]
+
+
+async def terminal_keys(store: Store, at_us: int) -> dict[str, Credential]:
+    """Each terminal's device credential valid at ``at_us`` (neither revoked nor expired; the
+    newest when there are several), by terminal: a terminal not in it has no key it can sign
+    players in with (never issued, revoked, or expired)."""
+    statement = (
+        select(CREDENTIALS)
+        .where(
+            (CREDENTIALS.c.role == Role.TERMINAL.value)
+            & CREDENTIALS.c.revoked_us.is_(None)
+            & (CREDENTIALS.c.expires_us > at_us)
+        )
+        .order_by(CREDENTIALS.c.created_us)
+    )
+    async with store.engine.connect() as connection:
+        rows = (await connection.execute(statement)).mappings().all()
+    return {str(row["subject"]): _credential(row) for row in rows}
 
 
 async def revoke(store: Store, credential_id: str, *, by: Actor) -> list[str]:

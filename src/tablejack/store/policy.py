@@ -426,6 +426,7 @@ PERMISSIONS: dict[str, frozenset[Role]] = {
         "read_integrity": (Role.SUPERVISOR, Role.OPERATOR),
         "read_settings": (Role.DEALER, Role.SUPERVISOR, Role.OPERATOR),
         "change_settings": (Role.OPERATOR,),
+        "read_setting_history": (Role.SUPERVISOR, Role.OPERATOR),
         "register_terminal": (Role.OPERATOR,),
         "read_terminals": (Role.SUPERVISOR, Role.OPERATOR),
         "issue_token": (Role.OPERATOR,),

@@ -41,6 +41,7 @@ __all__ = [
     "SettingSpec",
     "floor_settings",
     "set_floor_setting",
+    "setting_history",
     "setting_refusal",
     "setting_specs",
     "valid_setting",
@@ -448,3 +449,39 @@ async def set_floor_setting(store: Store, key: str, value: Any, *, by: str) -> d
     )
     await store.audit("setting", f"{key} = {json.dumps(value)}", actor=by, rule=CONTROL_RULE)
     return await floor_settings(store)
+
+
+async def setting_history(store: Store, *, limit: int = 100) -> list[dict[str, Any]]:
+    """The settings' changes, newest first (at most ``limit``), read from the settings log
+    (:data:`SETTINGS_LOG`, the chained record of every change): when (``at_us``), who
+    (``by``), which setting (``key``, its ``kind`` and ``title``), the value before
+    (``old``: the change before it of that setting, else its default — ``old_default``
+    true) and the value set (``new``), each also as a person reads it in the setting's unit
+    (``old_shown``, ``new_shown``: dollars for cents). Nothing secret: the settings are read by
+    the floor's staff."""
+    events = [event for event in await store.events(SETTINGS_LOG) if event.kind == "setting"]
+    before: dict[str, Any] = {}
+    changes: list[dict[str, Any]] = []
+    for event in events:
+        key = str(event.payload.get("key", ""))
+        value = event.payload.get("value")
+        spec = SETTINGS.get(key)
+        known = key in before
+        old = before[key] if known else (None if spec is None else spec.default)
+        before[key] = value
+        changes.append(
+            {
+                "seq": event.seq,
+                "at_us": event.at_us,
+                "by": event.actor,
+                "key": key,
+                "kind": None if spec is None else spec.kind,
+                "title": key if spec is None else spec.title,
+                "old": old,
+                "old_default": not known,
+                "new": value,
+                "old_shown": json.dumps(old) if spec is None else spec.shown(old),
+                "new_shown": json.dumps(value) if spec is None else spec.shown(value),
+            }
+        )
+    return changes[::-1][: max(0, limit)]

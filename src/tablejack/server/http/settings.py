@@ -13,9 +13,10 @@ from fastapi import APIRouter, Request
 from pydantic import Field
 
 from tablejack.server.http.access import Strict, Who, floor_of, floor_refusal, need
+from tablejack.server.support.contract import Limit
 from tablejack.server.support.text import SafeText
 from tablejack.store import vouchers
-from tablejack.store.settings import setting_specs
+from tablejack.store.settings import setting_history, setting_specs
 from tablejack.store.vouchers import FloorRefusedError
 
 __all__ = ["router"]
@@ -48,6 +49,23 @@ async def specs(request: Request, who: Who) -> list[dict[str, Any]]:
     range in words, as a refusal names it) (dealer, supervisor, operator)."""
     await need(request, who, "read_settings")
     return setting_specs()
+
+
+@router.get(
+    "/api/floor/settings/history",
+    responses={403: {"description": "Only the operator and the supervisor read the changes."}},
+)
+async def history(request: Request, who: Who, limit: Limit = 100) -> dict[str, Any]:
+    """The floor settings' changes, newest first, from the settings log (operator,
+    supervisor): ``time_zone`` (the floor's, ``sas_time_zone``) and ``changes``, each with
+    ``at_us``, ``by``, ``key``, ``kind``, ``title``, ``old`` (its default before a first
+    change: ``old_default``) and ``new``, and both in the setting's unit (``old_shown``,
+    ``new_shown``: dollars for cents)."""
+    floor = floor_of(request)
+    await need(request, who, "read_setting_history")
+    zone = (await vouchers.floor_settings(floor.store))["sas_time_zone"]
+    changes = await setting_history(floor.store, limit=min(limit, 1000))
+    return {"time_zone": zone, "changes": changes}
 
 
 @router.put(

@@ -16,7 +16,7 @@ from tablejack.server.duties.licence import licence
 from tablejack.server.http.access import TERMINAL, Strict, Who, floor_of, floor_refusal, need
 from tablejack.server.support.contract import Count, Whole
 from tablejack.server.support.text import SafeText
-from tablejack.store import protections, vouchers
+from tablejack.store import credentials, protections, vouchers
 from tablejack.store.vouchers import FloorRefusedError
 
 __all__ = ["router"]
@@ -83,10 +83,13 @@ async def register_terminal(request: Request, body: TerminalBody, who: Who) -> d
 async def terminal_list(request: Request, who: Who) -> list[dict[str, Any]]:
     """Every registered EWT: its table, position and status, how many sockets are
     connected from it now and which players are signed in there (``players``); for a role
-    that reads tilts, its open tilts (``tilts``; else null) (supervisor, operator)."""
+    that reads tilts, its open tilts (``tilts``; else null); its device credential valid now
+    (``key``: its public ``id``, ``created_us``, ``expires_us``; null: none — never issued,
+    revoked or expired), never its secret (supervisor, operator)."""
     floor = floor_of(request)
     await need(request, who, "read_terminals")
     rows = await vouchers.terminals(floor.store)
+    keys = await credentials.terminal_keys(floor.store, floor.now_us())
     locks = await protections.open_locks(floor.store) if who.may("read_tilts") else None
     sockets: dict[str, list[str]] = {}
     for connection in floor.connections:
@@ -97,6 +100,13 @@ async def terminal_list(request: Request, who: Who) -> list[dict[str, Any]]:
             **row,
             "connected": len(sockets.get(row["id"], [])),
             "players": sorted(set(sockets.get(row["id"], []))),
+            "key": None
+            if row["id"] not in keys
+            else {
+                "id": keys[row["id"]].id,
+                "created_us": keys[row["id"]].created_us,
+                "expires_us": keys[row["id"]].expires_us,
+            },
             "tilts": None
             if locks is None
             else [
