@@ -30,7 +30,7 @@ from tablejack.server.table import TableConfig
 from tablejack.server.table.games import paytables
 from tablejack.store.policy import Role
 from tablejack.store.protections import CLEAR_CODES, TILT_CODES
-from tablejack.store.settings import DEFAULT_SETTINGS
+from tablejack.store.settings import DEFAULT_SETTINGS, SETTINGS
 
 STATIC = Path(server.__file__).parent / "static"
 PAGE = (
@@ -159,6 +159,7 @@ def staff_families() -> dict[str, set[str]]:
         "staff.game_short.": set(GAMES),
         "staff.role.": {role.value for role in Role},
         "setting.": set(DEFAULT_SETTINGS),
+        "setting.choice.": {choice for spec in SETTINGS.values() for choice in spec.choices},
         "staff.phase.": phases(),
         "staff.table_status.": {"open", "closed", "halted"},
         "staff.terminal_status.": {"active", "retired"},
