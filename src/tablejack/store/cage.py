@@ -27,9 +27,9 @@ from tablejack.store.vouchers import (
 
 __all__ = ["CAGE_KINDS", "cage_report", "voucher_by_code"]
 
-CAGE_KINDS = ("fund", "voucher_sold", "voucher_paid", *HANDPAY_KINDS)
+CAGE_KINDS = ("fund", "voucher_sold", "voucher_paid", "voucher_voided", *HANDPAY_KINDS)
 """The ledger kinds of the cage's own movements: credit sold (``fund``), a voucher sold, a
-voucher paid, and the hand pays."""
+voucher paid, a sold voucher voided (its cash handed back), and the hand pays."""
 
 
 async def voucher_by_code(store: Store, code: str) -> dict[str, Any] | None:
@@ -67,7 +67,7 @@ async def cage_report(store: Store, start_us: int, end_us: int) -> dict[str, Any
         for kind, count, total in rows.all():
             kinds[str(kind)] = {"count": int(count), "total": int(total)}
     taken = kinds["fund"]["total"] + kinds["voucher_sold"]["total"]
-    paid = sum(kinds[kind]["total"] for kind in ("voucher_paid", *HANDPAY_KINDS))
+    paid = sum(kinds[kind]["total"] for kind in cage_drawers.CASH_OUT)
     cashiers = {}
     for person, moved in (await cage_drawers.cashier_totals(store, start_us, end_us)).items():
         cash_in = sum(moved.get(kind, {}).get("total", 0) for kind in cage_drawers.CASH_IN)

@@ -276,6 +276,14 @@ MOVEMENTS: dict[str, MovementRule] = dict(
             "PA 605a.5(c)",
         ),
         _rule(
+            "voucher_voided",
+            "a voucher the cage sold, voided before it is used",
+            V,
+            C,
+            (Role.CASHIER,),
+            "PA 605a.5(c)",
+        ),
+        _rule(
             "jackpot",
             "a jackpot hand pay",
             P,
@@ -370,6 +378,7 @@ PERMISSIONS: dict[str, frozenset[Role]] = {
         "voucher_in": (Role.PLAYER,),
         "voucher_paid": (Role.CASHIER,),
         "sell_voucher": (Role.CASHIER,),
+        "void_voucher": (Role.CASHIER,),
         "hand_pay": (Role.CASHIER, Role.SUPERVISOR),
         "tip": (Role.PLAYER,),
         "read_voucher": (Role.CASHIER, Role.SUPERVISOR),

@@ -7,6 +7,10 @@
   validation code, once, for the cashier to print (``voucher_sold``, under the money policy).
   Above the floor's ``voucher_sale_approval_limit`` nothing moves: the answer (202) is a pending
   request for a supervisor.
+* ``POST /api/cage/vouchers/void {code, reason}`` (cashier): a voucher the cage sold, voided
+  before it is used — its cash handed back (``voucher_voided``, under the money policy), once;
+  the voucher is redeemed nowhere after. Above ``voucher_sale_approval_limit`` nothing moves:
+  the answer (202) is a pending request for a supervisor, as for the sale.
 * ``GET /api/cage/report?day=`` (cashier, supervisor): the cage's movements of a gaming day,
   per cashier, and the drawers (a cashier sees only his own).
 * ``GET /api/cage/approvals`` (cashier: his own requests; supervisor: all), ``POST
@@ -45,6 +49,8 @@ from tablejack.store.vouchers import (
     floor_settings,
     sell_voucher,
     terminal,
+    void_voucher,
+    voidable_voucher,
 )
 
 __all__ = ["router"]
@@ -80,6 +86,16 @@ class SaleBody(Strict):
     """A voucher sold for cash at the cage: its amount in cents."""
 
     amount: Whole = Field(gt=0, le=10**11)
+
+
+class VoidBody(CodeBody):
+    """A sold voucher to void: its validation number and why (required)."""
+
+    reason: Annotated[
+        str,
+        REFUSE_CONTROL_CHARACTERS,
+        Field(min_length=1, max_length=200, pattern=REASON, json_schema_extra={"pattern": REASON}),
+    ]
 
 
 class RefusalBody(Strict):
@@ -202,6 +218,46 @@ async def sell(request: Request, response: Response, body: SaleBody, who: Who) -
     except FloorRefusedError as refusal:
         raise floor_refusal(refusal) from None
     return movement.to_json()
+
+
+@router.post(
+    "/api/cage/vouchers/void",
+    responses={
+        **REFUSED,
+        202: {"description": "Above the sale approval limit: a request waits for a supervisor."},
+        404: {"description": "No voucher has this validation number (audited)."},
+        409: {
+            "description": "Not a voucher the cage sold, or already redeemed, voided or expired "
+            "(audited); nothing moved."
+        },
+    },
+)
+async def void(request: Request, response: Response, body: VoidBody, who: Who) -> dict[str, Any]:
+    """Void a voucher the cage sold, before it is used (cashier), with a reason: its amount goes
+    back from the vouchers outstanding to the cage (``voucher_voided``), once, and the voucher
+    is redeemed nowhere after. Above the ``voucher_sale_approval_limit`` it waits for a
+    supervisor (202, the request), as the sale did."""
+    await need(request, who, "void_voucher")
+    await _voucher_of(request, who, body.code)
+    store = floor_of(request).store
+    try:
+        row = await voidable_voucher(store, body.code, body.reason, actor=who.actor())
+        number = f"{int(row['id']):012d}"
+        if await approvals.sale_needs_approval(store, int(row["amount"])):
+            asked = await approvals.request(
+                store,
+                "voucher_void",
+                int(row["amount"]),
+                actor=who.actor(),
+                detail=number,
+                reason=body.reason,
+            )
+            response.status_code = 202
+            return {"ok": True, "pending": True, "request": asked.to_json()}
+        movement = await void_voucher(store, body.code, body.reason, actor=who.actor())
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+    return {**movement.to_json(), "reason": body.reason.strip()}
 
 
 @router.get(
