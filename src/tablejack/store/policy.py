@@ -385,6 +385,8 @@ PERMISSIONS: dict[str, frozenset[Role]] = {
         "read_account": (Role.CASHIER, Role.SUPERVISOR),
         # dual control and drawers at the cage (store/approvals.py, store/drawers.py)
         "read_approvals": (Role.CASHIER, Role.SUPERVISOR),
+        # a shift's transactions and their receipts (a cashier his own: the information policy)
+        "read_cage_transactions": (Role.CASHIER, Role.SUPERVISOR),
         "decide_approval": (Role.SUPERVISOR,),
         "cage_drawer": (Role.CASHIER,),
         # floor duties
