@@ -90,3 +90,31 @@ def test_605a4d_a_player_reads_no_transaction_and_no_receipt(floor: Floorkit) ->
             "/api/cage/receipt", params={"log": "acct:cage", "seq": 1}, headers=who
         )
         assert printed.status_code == 403, printed.text
+
+
+def test_605a_the_cage_sets_a_players_limits_and_self_exclusion_but_a_dealer_does_not(
+    floor: Floorkit,
+) -> None:
+    """The terminal sends a player "to the cage": the cashier reads and sets his limits and
+    excludes him; a loosening still waits 24 hours; a dealer, an operator and another player
+    are refused (audited)."""
+    path = "/api/floor/players/ann/limits"
+    set_ = floor.client.put(path, json={"loss_limit": 5000}, headers=auth("cashier"))
+    assert set_.status_code == 200, set_.text
+    assert set_.json()["loss_limit"] == 5000
+    looser = floor.client.put(path, json={"loss_limit": 9000}, headers=auth("cashier"))
+    assert looser.status_code == 409, looser.text
+    read = floor.client.get(path, headers=auth("cashier"))
+    assert read.status_code == 200 and read.json()["loss_limit"] == 5000
+    for who in (auth("dealer"), auth("operator"), auth("bob")):
+        assert floor.client.get(path, headers=who).status_code == 403
+        assert floor.client.put(path, json={"loss_limit": 1}, headers=who).status_code == 403
+        excluded = floor.client.post(
+            "/api/floor/players/ann/self-exclusion", json={"days": 1}, headers=who
+        )
+        assert excluded.status_code == 403
+    done = floor.client.post(
+        "/api/floor/players/ann/self-exclusion", json={"days": 30}, headers=auth("cashier")
+    )
+    assert done.status_code == 200, done.text
+    assert done.json()["excluded_until_us"] is not None

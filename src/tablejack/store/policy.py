@@ -389,6 +389,12 @@ PERMISSIONS: dict[str, frozenset[Role]] = {
         "read_cage_transactions": (Role.CASHIER, Role.SUPERVISOR),
         "decide_approval": (Role.SUPERVISOR,),
         "cage_drawer": (Role.CASHIER,),
+        # a player's protections (PA Chapter 605a): the player himself (his own account only),
+        # a supervisor, and the cashier — the terminal sends a player "to the cage" to set his
+        # limits or exclude himself, so the cage's desk takes the request; a loosening still
+        # waits 24 hours whoever asks (store/protections.py)
+        "read_player_limits": (Role.PLAYER, Role.SUPERVISOR, Role.CASHIER),
+        "set_player_limits": (Role.PLAYER, Role.SUPERVISOR, Role.CASHIER),
         # floor duties
         "lock_terminal": (Role.DEALER, Role.SUPERVISOR),
         "clear_tilt": (Role.SUPERVISOR,),
