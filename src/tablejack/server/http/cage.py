@@ -182,7 +182,8 @@ async def lookup_voucher(request: Request, body: CodeBody, who: Who) -> dict[str
     """The voucher of a validation number — number, amount, state (``issued``: payable;
     ``redeemed``: paid, with where and when), issuing terminal and time, its expiry (``expired``
     past the floor's ``voucher_expiry_days``) — before the cage pays it (cashier, supervisor).
-    ``payable`` says whether ``POST /api/cage/vouchers`` would pay it."""
+    ``payable`` says whether ``POST /api/cage/vouchers`` would pay it, ``voidable`` whether
+    ``POST /api/cage/vouchers/void`` would void it; ``time_zone`` is the floor's."""
     await need(request, who, "read_voucher")
     found = await _voucher_of(request, who, body.code)
     settings = await floor_settings(floor_of(request).store)
@@ -196,6 +197,8 @@ async def lookup_voucher(request: Request, body: CodeBody, who: Who) -> dict[str
         "expires_us": expires_us,
         "expired": expired,
         "payable": found["status"] == "issued" and not expired,
+        "voidable": found["status"] == "issued" and not expired and found["account"] == "cage",
+        "time_zone": _zone(settings),
         "rule": VOUCHER_RULE,
     }
 
