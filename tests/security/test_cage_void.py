@@ -196,3 +196,36 @@ def test_605a4d_a_void_above_the_sale_approval_limit_waits_for_a_supervisor(
     assert floor.balances()["vouchers"] == before["vouchers"] - 400_000
     report = floor.verify()
     assert report.ok, report.problems
+
+
+def _tamper(floor: Floorkit, sql: str) -> list[str]:
+    from sqlalchemy import text
+
+    from tests.support.store import drop_guards
+
+    async def body(store: Any) -> None:
+        await drop_guards(store)
+        async with store.engine.begin() as connection:
+            await connection.execute(text(sql))
+
+    floor.run(body)
+    return list(floor.verify(strict=True).problems)
+
+
+def test_605a5c_a_voided_voucher_revived_or_a_live_one_marked_voided_is_found(
+    floor: Floorkit,
+) -> None:
+    """An insider who sets a voided voucher back to issued (to cash it again), or marks a live
+    one voided behind the server's back, is named by ``verify-log``."""
+    voided = _sell(floor, 1500)
+    live = _sell(floor, 700)
+    assert _void(floor, voided["validation_code"]).status_code == 200
+    floor.stop()
+    assert floor.verify(strict=True).problems == []
+    number, other = int(voided["voucher_number"]), int(live["voucher_number"])
+    found = _tamper(floor, f"UPDATE vouchers SET status = 'issued' WHERE id = {number}")
+    assert any(p.startswith(f"voucher {number:012d}: marked issued but") for p in found), found
+    found = _tamper(floor, f"UPDATE vouchers SET status = 'voided' WHERE id = {other}")
+    assert any(
+        p.startswith(f"voucher {other:012d}: marked voided but no event voided it") for p in found
+    ), found
