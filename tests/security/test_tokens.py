@@ -273,6 +273,14 @@ REQUESTS: dict[str, tuple[str, str, dict[str, Any] | None]] = {
     ),
     "read_audit": ("GET", "/api/audit", None),
     "read_setting_history": ("GET", "/api/floor/settings/history", None),
+    "void_voucher": (
+        "POST",
+        "/api/cage/vouchers/void",
+        {"code": "123456789012345611", "reason": "test"},
+    ),
+    "read_cage_transactions": ("GET", "/api/cage/transactions", None),
+    "read_player_limits": ("GET", "/api/floor/players/ann/limits", None),
+    "set_player_limits": ("PUT", "/api/floor/players/ann/limits", {"wager_limit": 100_000}),
     "clear_tilt": ("POST", "/api/floor/terminals/EWT-1/clear", {"code": "other", "reason": "x"}),
 }
 STAFF = {"dealer": "dealer", "supervisor": "super", "cashier": "cashier", "operator": "operator"}

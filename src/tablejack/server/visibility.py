@@ -451,6 +451,16 @@ def cage_report(viewer: Viewer, report: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def cage_transactions(
+    viewer: Viewer, transactions: Iterable[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The cage's transactions as ``viewer`` may read them (a shift's list, a receipt): a
+    supervisor every cashier's; a cashier only his own."""
+    if viewer.role in CAGE_AUDITORS:
+        return list(transactions)
+    return [t for t in transactions if t.get("cashier") == viewer.subject]
+
+
 def cage_requests(viewer: Viewer, requests: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The approval queue as ``viewer`` may read it: a supervisor every request; anyone else
     only his own."""

@@ -45,6 +45,7 @@ from tablejack.store.vouchers import (
     player_balance,
     refusal_of,
     sell_voucher,
+    void_voucher,
 )
 
 __all__ = [
@@ -61,8 +62,9 @@ __all__ = [
     "sale_needs_approval",
 ]
 
-KINDS = ("credit", "voucher_sale", "hand_pay")
-"""What waits for a second person."""
+KINDS = ("credit", "voucher_sale", "hand_pay", "voucher_void")
+"""What waits for a second person (a void of a sold voucher above the voucher sale approval
+limit, as its sale: ``detail`` is the voucher's number, ``reason`` the void's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +156,13 @@ async def request(
             )
     elif kind == "hand_pay":
         await check_hand_pay(store, account, terminal, amount, detail, actor=actor)
+    elif kind == "voucher_void":
+        if actor.role is not Role.CASHIER:
+            raise await _audited(
+                store,
+                FloorRefusedError("role", "Only a cashier voids a voucher.", APPROVAL_RULE),
+                actor,
+            )
     else:
         raise FloorRefusedError("invalid", f"No request of kind {kind!r}.", APPROVAL_RULE)
     at = now_us()
@@ -307,6 +316,10 @@ async def approve(store: Store, request_id: int, *, actor: Actor) -> Decision:
         record = await _credit(store, found, requester, approval)
     elif found.kind == "voucher_sale":
         movement = await sell_voucher(store, found.amount, actor=requester, approval=approval)
+    elif found.kind == "voucher_void":
+        movement = await void_voucher(
+            store, "", found.reason, actor=requester, approval=approval, number=found.detail
+        )
     else:
         movement = await hand_pay(
             store,

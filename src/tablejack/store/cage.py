@@ -10,13 +10,14 @@ looked up.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import and_, func, or_, select
 
 from tablejack.store import drawers as cage_drawers
 from tablejack.store.db import CAGE, Store
-from tablejack.store.models import LEDGER
+from tablejack.store.models import EVENTS, LEDGER
 from tablejack.store.vouchers import (
     HANDPAY_KINDS,
     check_code,
@@ -25,11 +26,11 @@ from tablejack.store.vouchers import (
     voucher_row,
 )
 
-__all__ = ["CAGE_KINDS", "cage_report", "voucher_by_code"]
+__all__ = ["CAGE_KINDS", "cage_report", "transaction", "transactions", "voucher_by_code"]
 
-CAGE_KINDS = ("fund", "voucher_sold", "voucher_paid", *HANDPAY_KINDS)
+CAGE_KINDS = ("fund", "voucher_sold", "voucher_paid", "voucher_voided", *HANDPAY_KINDS)
 """The ledger kinds of the cage's own movements: credit sold (``fund``), a voucher sold, a
-voucher paid, and the hand pays."""
+voucher paid, a sold voucher voided (its cash handed back), and the hand pays."""
 
 
 async def voucher_by_code(store: Store, code: str) -> dict[str, Any] | None:
@@ -69,7 +70,7 @@ async def cage_report(store: Store, start_us: int, end_us: int) -> dict[str, Any
         for kind, count, total in rows.all():
             kinds[str(kind)] = {"count": int(count), "total": int(total)}
     taken = kinds["fund"]["total"] + kinds["voucher_sold"]["total"]
-    paid = sum(kinds[kind]["total"] for kind in ("voucher_paid", *HANDPAY_KINDS))
+    paid = sum(kinds[kind]["total"] for kind in cage_drawers.CASH_OUT)
     cashiers = {}
     for person, moved in (await cage_drawers.cashier_totals(store, start_us, end_us)).items():
         cash_in = sum(moved.get(kind, {}).get("total", 0) for kind in cage_drawers.CASH_IN)
@@ -88,3 +89,75 @@ async def cage_report(store: Store, start_us: int, end_us: int) -> dict[str, Any
         "cashiers": cashiers,
         "drawers": await cage_drawers.drawers(store, start_us, end_us),
     }
+
+
+def _transaction(row: Any) -> dict[str, Any]:
+    """A cage movement as a transaction: its id (the event's log and number), kind, amount,
+    cashier (the event's actor), time, the game account, terminal and voucher it names, a
+    void's reason and an approval's supervisor."""
+    payload = json.loads(row["payload"])
+    player = row["to_account"] if row["from_account"] == CAGE else row["from_account"]
+    return {
+        "id": f"{row['round_id']}#{row['seq']}",
+        "log": row["round_id"],
+        "seq": int(row["seq"]),
+        "kind": str(row["kind"]),
+        "amount": int(row["amount"]),
+        "cashier": str(row["actor"]),
+        "at_us": int(row["at_us"]),
+        "account": player if player not in (CAGE, "vouchers") else None,
+        "terminal": payload.get("terminal"),
+        "voucher": payload.get("voucher"),
+        "reason": payload.get("reason") or None,
+        "approved_by": payload.get("approved_by"),
+    }
+
+
+def _query() -> Any:
+    joined = LEDGER.join(
+        EVENTS, and_(EVENTS.c.round_id == LEDGER.c.round_id, EVENTS.c.seq == LEDGER.c.seq)
+    )
+    return (
+        select(
+            EVENTS.c.round_id,
+            EVENTS.c.seq,
+            EVENTS.c.actor,
+            EVENTS.c.payload,
+            LEDGER.c.kind,
+            LEDGER.c.amount,
+            LEDGER.c.from_account,
+            LEDGER.c.to_account,
+            LEDGER.c.at_us,
+        )
+        .select_from(joined)
+        .where(
+            or_(LEDGER.c.from_account == CAGE, LEDGER.c.to_account == CAGE),
+            LEDGER.c.kind.in_(CAGE_KINDS),
+        )
+    )
+
+
+async def transactions(
+    store: Store, start_us: int, end_us: int, cashier: str | None = None, limit: int = 500
+) -> list[dict[str, Any]]:
+    """The cage's movements between ``start_us`` and ``end_us`` as transactions, newest
+    first: every cashier's, or one's (``cashier``: the events' actor)."""
+    query = (
+        _query()
+        .where(LEDGER.c.at_us >= start_us, LEDGER.c.at_us < end_us)
+        .order_by(LEDGER.c.at_us.desc(), EVENTS.c.seq.desc())
+        .limit(limit)
+    )
+    if cashier is not None:
+        query = query.where(EVENTS.c.actor == cashier)
+    async with store.engine.connect() as connection:
+        rows = (await connection.execute(query)).mappings().all()
+    return [_transaction(row) for row in rows]
+
+
+async def transaction(store: Store, log: str, seq: int) -> dict[str, Any] | None:
+    """The cage's movement of event ``seq`` of ``log`` as a transaction (None: none)."""
+    query = _query().where(EVENTS.c.round_id == log, EVENTS.c.seq == seq)
+    async with store.engine.connect() as connection:
+        row = (await connection.execute(query)).mappings().first()
+    return None if row is None else _transaction(row)

@@ -40,8 +40,8 @@ __all__ = [
 DRAWER_RULE = "PA 605a.4(d): cage drawer"
 CASH_IN = ("fund", "voucher_sold")
 """The cage's movements that take cash in."""
-CASH_OUT = ("voucher_paid", *HANDPAY_KINDS)
-"""The cage's movements that pay cash out."""
+CASH_OUT = ("voucher_paid", "voucher_voided", *HANDPAY_KINDS)
+"""The cage's movements that pay cash out (a voided sale's cash handed back too)."""
 
 
 def _cashier(actor: Actor) -> None:

@@ -304,6 +304,14 @@ MOVEMENTS: dict[str, MovementRule] = dict(
             "PA 605a.5(c)",
         ),
         _rule(
+            "voucher_voided",
+            "a voucher the cage sold, voided before it is used",
+            V,
+            C,
+            (Role.CASHIER,),
+            "PA 605a.5(c)",
+        ),
+        _rule(
             "jackpot",
             "a jackpot hand pay",
             P,
@@ -404,14 +412,23 @@ PERMISSIONS: dict[str, frozenset[Role]] = {
         "voucher_in": (Role.PLAYER,),
         "voucher_paid": (Role.CASHIER,),
         "sell_voucher": (Role.CASHIER,),
+        "void_voucher": (Role.CASHIER,),
         "hand_pay": (Role.CASHIER, Role.SUPERVISOR),
         "tip": (Role.PLAYER,),
         "read_voucher": (Role.CASHIER, Role.SUPERVISOR),
         "read_account": (Role.CASHIER, Role.SUPERVISOR),
         # dual control and drawers at the cage (store/approvals.py, store/drawers.py)
         "read_approvals": (Role.CASHIER, Role.SUPERVISOR),
+        # a shift's transactions and their receipts (a cashier his own: the information policy)
+        "read_cage_transactions": (Role.CASHIER, Role.SUPERVISOR),
         "decide_approval": (Role.SUPERVISOR,),
         "cage_drawer": (Role.CASHIER,),
+        # a player's protections (PA Chapter 605a): the player himself (his own account only),
+        # a supervisor, and the cashier — the terminal sends a player "to the cage" to set his
+        # limits or exclude himself, so the cage's desk takes the request; a loosening still
+        # waits 24 hours whoever asks (store/protections.py)
+        "read_player_limits": (Role.PLAYER, Role.SUPERVISOR, Role.CASHIER),
+        "set_player_limits": (Role.PLAYER, Role.SUPERVISOR, Role.CASHIER),
         # floor duties
         "lock_terminal": (Role.DEALER, Role.SUPERVISOR),
         "clear_tilt": (Role.SUPERVISOR,),

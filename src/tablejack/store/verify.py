@@ -91,6 +91,7 @@ ACCOUNT_EVENTS = {
     "voucher_sold": "voucher_sold",
     "host_voucher_in": "host_voucher_in",
     "host_redeemed": "host_redeemed",
+    "voucher_voided": "voucher_voided",
     "tip": "tip",
 }
 """Account-log events and the movement kind each books (a hand pay books its own kind)."""
@@ -135,10 +136,11 @@ def _ordered(store: Store, column: Any) -> ColumnElement[Any]:
     return column.collate("C") if store.dialect == "postgresql" else column  # type: ignore[no-any-return]
 
 
-VOUCHER_STATES = ("issued", "redeemed")
+VOUCHER_STATES = ("issued", "redeemed", "voided")
 """The states of a voucher row: issued by a ``voucher_out`` or ``voucher_sold`` event,
 redeemed by a ``voucher_in``, ``voucher_paid`` or ``host_redeemed`` event (a casino system's
-ticket, ``host_voucher_in``, is recorded already redeemed)."""
+ticket, ``host_voucher_in``, is recorded already redeemed), voided (a voucher the cage sold) by a
+``voucher_voided`` event."""
 LEGACY_VOUCHER_US = 60_000_000
 """A voucher issued or redeemed before its event named the time (``issued_us``,
 ``redeemed_us``): its row's time is at most this far (µs) before the event's own."""
@@ -204,6 +206,45 @@ def _redemption_differs(number: str, row: Any, event: dict[str, Any]) -> list[st
             f"({event.get('redeemed_us', event['at_us'])} µs)"
         ]
     return []
+
+
+def _void_differs(
+    number: str, row: Any, redeemed: list[dict[str, Any]], voided: list[dict[str, Any]]
+) -> list[str]:
+    """A voided voucher row against the event that voided it: one void, of the voucher's
+    amount, of a voucher the cage sold, never redeemed, at the time and place its row says."""
+    found = []
+    if len(voided) > 1:
+        places = ", ".join(v["where"] for v in voided)
+        found.append(f"voucher {number}: voided {len(voided)} times ({places})")
+    if row["status"] == "voided" and not voided:
+        found.append(f"voucher {number}: marked voided but no event voided it")
+    if row["status"] != "voided" and voided:
+        found.append(
+            f"voucher {number}: marked {str(row['status'])[:32]} but {voided[0]['where']} voided it"
+        )
+    if voided and redeemed:
+        found.append(f"voucher {number}: voided and redeemed ({redeemed[0]['where']})")
+    for event in voided:
+        if event.get("amount") != row["amount"] or row["account"] != "cage":
+            found.append(
+                f"voucher {number}: {event['where']} voided {event.get('amount')} cents of a "
+                f"voucher of {row['amount']} issued to {str(row['account'])[:64]!r} (only a "
+                "voucher the cage sold is voided)"
+            )
+    if row["status"] == "voided" and len(voided) == 1:
+        event = voided[0]
+        if (
+            row["redeemed_account"] != "cage"
+            or row["redeemed_terminal"] != "cage"
+            or _time_differs(row["redeemed_us"], event, "voided_us")
+        ):
+            found.append(
+                f"voucher {number}: its row says voided at {row['redeemed_terminal']!r} "
+                f"({row['redeemed_us']} µs) but {event['where']} voided it at the cage "
+                f"({event.get('voided_us', event['at_us'])} µs)"
+            )
+    return found
 
 
 @dataclass
@@ -348,6 +389,8 @@ class _Verification:
         self.issued: dict[str, dict[str, Any]] = {}
         """Voucher number → its voucher_out event."""
         self.redeemed: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.voided: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        """Voucher number → the voucher_voided events that voided it (one at most)."""
         self.credential_events: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.settings_set: dict[str, dict[str, Any]] = {}
         """Floor setting → the last event of the settings log that set it."""
@@ -557,6 +600,10 @@ class _Verification:
                 "at_us": int(event["at_us"]),
                 "log": round_id,
             }
+        if kind == "voucher_voided":
+            self.voided[str(payload.get("voucher"))].append(
+                {**payload, "where": where, "at_us": int(event["at_us"])}
+            )
         if kind in ("voucher_in", "voucher_paid", "host_redeemed"):
             self.redeemed[str(payload.get("voucher"))].append(
                 {**payload, "where": where, "at_us": int(event["at_us"]), "kind": kind}
@@ -737,8 +784,9 @@ class _Verification:
             if row["status"] not in VOUCHER_STATES:
                 problems.append(
                     f"voucher {number}: its state is {str(row['status'])[:32]!r}, which no event "
-                    "makes (issued or redeemed)"
+                    "makes (issued, redeemed or voided)"
                 )
+            problems.extend(_void_differs(number, row, redeemed, self.voided.get(number, [])))
             if row["status"] == "redeemed" and not redeemed:
                 problems.append(f"voucher {number}: marked redeemed but no event redeemed it")
             if row["status"] == "issued" and redeemed:

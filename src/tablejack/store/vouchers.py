@@ -90,6 +90,8 @@ __all__ = [
     "system_account",
     "terminal",
     "terminals",
+    "void_voucher",
+    "voidable_voucher",
     "voucher",
     "voucher_row",
 ]
@@ -102,6 +104,8 @@ HANDPAY_KINDS = ("jackpot", "cancelled_credit")
 """Attendant-paid jackpots and attendant-paid cancelled credits (§ 605a.5(d))."""
 VOUCHER_RULE = "PA 605a.5(c)"
 ACCOUNT_RULE = "PA 605a.2(d)"
+VOID_RULE = "PA 605a.5(c): a sold voucher voided"
+"""The rule a voided voucher names: the cage voids a voucher it sold before it is used."""
 APPROVAL_RULE = "PA 605a.4(d): dual control"
 """The rule a movement above its threshold names: a second person (a supervisor) approves it."""
 
@@ -548,6 +552,19 @@ async def _find_voucher(
             f"{amount} cents ({VOUCHER_RULE}).",
             VOUCHER_RULE,
         )
+    return await _check_state(store, row)
+
+
+async def _check_state(store: Store, row: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A voucher row that is still payable, or the refusal: voided, already redeemed, or older
+    than the floor's ``voucher_expiry_days``."""
+    if row["status"] == "voided":
+        raise FloorRefusedError(
+            "voided",
+            f"Voucher {voucher_number(row['id'])} was voided at the cage; a voided voucher is "
+            f"not paid ({VOID_RULE}).",
+            VOID_RULE,
+        )
     if row["status"] != "issued":
         where = row["redeemed_terminal"] or "the cage"
         raise FloorRefusedError(
@@ -834,6 +851,112 @@ async def sell_voucher(
         actor=actor,
         approval=approval,
     )
+
+
+async def voidable_voucher(
+    store: Store, code: str, reason: str, *, actor: Actor, number: str | None = None
+) -> Mapping[str, Any]:
+    """The voucher row of ``code`` (or of its ``number``: an approved request's) that a cashier
+    may void with ``reason``: one the cage sold, not redeemed, not voided, not expired; the
+    refusal otherwise, audited."""
+    try:
+        if actor.role is not Role.CASHIER:
+            raise FloorRefusedError(
+                "role",
+                "Only a cashier voids a voucher the cage sold (money-movement policy).",
+                VOID_RULE,
+            )
+        if not reason.strip():
+            raise FloorRefusedError("reason", f"A void names its reason ({VOID_RULE}).", VOID_RULE)
+        if number is not None:
+            found = await voucher(store, number)
+            if found is None:
+                raise FloorRefusedError("forged", f"No voucher {number}.", VOUCHER_RULE)
+            row: Mapping[str, Any] = await _check_state(store, {**found, "id": int(number)})
+        else:
+            row = await _find_voucher(store, code)
+        if row["account"] != CAGE or row["terminal"] != CAGE:
+            raise FloorRefusedError(
+                "not_sold",
+                f"Voucher {voucher_number(int(row['id']))} was issued at terminal "
+                f"{str(row['terminal'])[:64]}, not sold at the cage; only a voucher the cage sold "
+                f"is voided ({VOID_RULE}).",
+                VOID_RULE,
+            )
+    except FloorRefusedError as refusal:
+        raise await _refuse(store, refusal, actor=actor) from None
+    return row
+
+
+async def void_voucher(
+    store: Store,
+    code: str,
+    reason: str,
+    *,
+    actor: Actor,
+    approval: Approval | None = None,
+    number: str | None = None,
+) -> Movement:
+    """A voucher the cage sold, voided before it is used (§ 605a.5(c)): the cashier takes the
+    voucher back and returns its amount in cash (``voucher_voided``: the vouchers account →
+    the cage), once — the row's one conditional update ``issued`` → ``voided`` in the
+    movement's transaction, the event (``voucher_voided``, with the reason) on the cage's log.
+    A voided voucher is redeemed nowhere. Above the floor's ``voucher_sale_approval_limit``
+    only with a supervisor's ``approval``, as its sale (dual control)."""
+    row = await voidable_voucher(store, code, reason, actor=actor, number=number)
+    amount = int(row["amount"])
+    limit = int((await floor_settings(store))["voucher_sale_approval_limit"])
+    if amount > limit and approval is None:
+        refusal = _approval_needed("A voucher void", amount, limit, "voucher sale approval limit")
+        raise await _refuse(store, refusal, actor=actor)
+    await _ensure(store)
+    number = voucher_number(int(row["id"]))
+    at = now_us()
+
+    async def take(connection: AsyncConnection) -> Mapping[str, Any]:
+        if approval is not None:
+            await approval.take(connection)
+        moved = await connection.execute(
+            update(VOUCHERS)
+            .where((VOUCHERS.c.id == row["id"]) & (VOUCHERS.c.status == "issued"))
+            .values(status="voided", redeemed_us=at, redeemed_account=CAGE, redeemed_terminal=CAGE)
+        )
+        if moved.rowcount != 1:
+            raise FloorRefusedError(
+                "voided",
+                f"Voucher {number} was already redeemed or voided; it moves money once "
+                f"({VOID_RULE}).",
+                VOID_RULE,
+            )
+        return {}
+
+    payload: dict[str, Any] = {
+        "account": CAGE,
+        "amount": amount,
+        "by": actor.subject,
+        "voucher": number,
+        "issued_at": row["terminal"],
+        "voided_us": at,  # the row's (verify-log compares them)
+        "reason": reason.strip()[:200],
+    }
+    if approval is not None:
+        payload.update(approval.payload())
+    transfer = Transfer(VOUCHERS_ACCOUNT, CAGE, amount, "voucher_voided", memo=number)
+    record, _ = await _commit(
+        store,
+        CAGE,
+        _EventIn("voucher_voided", payload, actor=actor.subject),
+        transfer,
+        actor,
+        before=take,
+    )
+    await store.audit(
+        "voucher_voided",
+        f"voucher {number} of {dollars(amount)} voided by {actor.subject}: {reason.strip()[:200]}",
+        actor=actor.subject,
+        rule=VOID_RULE,
+    )
+    return Movement(record, (transfer,), 0, number)
 
 
 async def _issue(

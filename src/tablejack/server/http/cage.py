@@ -7,8 +7,16 @@
   validation code, once, for the cashier to print (``voucher_sold``, under the money policy).
   Above the floor's ``voucher_sale_approval_limit`` nothing moves: the answer (202) is a pending
   request for a supervisor.
+* ``POST /api/cage/vouchers/void {code, reason}`` (cashier): a voucher the cage sold, voided
+  before it is used — its cash handed back (``voucher_voided``, under the money policy), once;
+  the voucher is redeemed nowhere after. Above ``voucher_sale_approval_limit`` nothing moves:
+  the answer (202) is a pending request for a supervisor, as for the sale.
 * ``GET /api/cage/report?day=`` (cashier, supervisor): the cage's movements of a gaming day,
   per cashier, and the drawers (a cashier sees only his own).
+* ``GET /api/cage/transactions?day=`` (cashier: his own; supervisor: every cashier's): the
+  cage's transactions of a gaming day, newest first, with the floor's time zone
+  (``sas_time_zone``) for the page to show their times in; ``GET
+  /api/cage/receipt?log=&seq=&format=`` the printable receipt of one (HTML or ESC/POS).
 * ``GET /api/cage/approvals`` (cashier: his own requests; supervisor: all), ``POST
   /api/cage/approvals/{id}/approve`` and ``…/refuse {reason}`` (a supervisor who is not the
   requester): dual control of a credit, a voucher sale or a hand pay above its threshold
@@ -37,15 +45,24 @@ from tablejack.server.http.access import Strict, Who, floor_of, floor_refusal, n
 from tablejack.server.links import interface as links
 from tablejack.server.support.contract import AMOUNT_MAX, Whole
 from tablejack.server.support.text import REFUSE_CONTROL_CHARACTERS, SafeText
-from tablejack.server.support.ticket import ticket_escpos, ticket_html
+from tablejack.server.support.ticket import (
+    local_when,
+    receipt_escpos,
+    receipt_html,
+    ticket_escpos,
+    ticket_html,
+)
 from tablejack.store import approvals, cage, drawers, meters_report
 from tablejack.store.vouchers import (
     VOUCHER_RULE,
     FloorRefusedError,
+    dollars,
     floor_settings,
     host_ticket_refusal,
     sell_voucher,
     terminal,
+    void_voucher,
+    voidable_voucher,
 )
 
 __all__ = ["router"]
@@ -81,6 +98,16 @@ class SaleBody(Strict):
     """A voucher sold for cash at the cage: its amount in cents."""
 
     amount: Whole = Field(gt=0, le=10**11)
+
+
+class VoidBody(CodeBody):
+    """A sold voucher to void: its validation number and why (required)."""
+
+    reason: Annotated[
+        str,
+        REFUSE_CONTROL_CHARACTERS,
+        Field(min_length=1, max_length=200, pattern=REASON, json_schema_extra={"pattern": REASON}),
+    ]
 
 
 class RefusalBody(Strict):
@@ -156,7 +183,8 @@ async def lookup_voucher(request: Request, body: CodeBody, who: Who) -> dict[str
     """The voucher of a validation number — number, amount, state (``issued``: payable;
     ``redeemed``: paid, with where and when), issuing terminal and time, its expiry (``expired``
     past the floor's ``voucher_expiry_days``) — before the cage pays it (cashier, supervisor).
-    ``payable`` says whether ``POST /api/cage/vouchers`` would pay it."""
+    ``payable`` says whether ``POST /api/cage/vouchers`` would pay it, ``voidable`` whether
+    ``POST /api/cage/vouchers/void`` would void it; ``time_zone`` is the floor's."""
     await need(request, who, "read_voucher")
     found = await _voucher_of(request, who, body.code)
     settings = await floor_settings(floor_of(request).store)
@@ -172,6 +200,8 @@ async def lookup_voucher(request: Request, body: CodeBody, who: Who) -> dict[str
         "expired": expired,
         "validated_by": host,
         "payable": found["status"] == "issued" and not expired and host is None,
+        "voidable": found["status"] == "issued" and not expired and found["account"] == "cage",
+        "time_zone": _zone(settings),
         "rule": VOUCHER_RULE,
     }
     if host is not None:  # system validation: the host pays it, not the cage (docs/sas.md)
@@ -210,6 +240,46 @@ async def sell(request: Request, response: Response, body: SaleBody, who: Who) -
     return movement.to_json()
 
 
+@router.post(
+    "/api/cage/vouchers/void",
+    responses={
+        **REFUSED,
+        202: {"description": "Above the sale approval limit: a request waits for a supervisor."},
+        404: {"description": "No voucher has this validation number (audited)."},
+        409: {
+            "description": "Not a voucher the cage sold, or already redeemed, voided or expired "
+            "(audited); nothing moved."
+        },
+    },
+)
+async def void(request: Request, response: Response, body: VoidBody, who: Who) -> dict[str, Any]:
+    """Void a voucher the cage sold, before it is used (cashier), with a reason: its amount goes
+    back from the vouchers outstanding to the cage (``voucher_voided``), once, and the voucher
+    is redeemed nowhere after. Above the ``voucher_sale_approval_limit`` it waits for a
+    supervisor (202, the request), as the sale did."""
+    await need(request, who, "void_voucher")
+    await _voucher_of(request, who, body.code)
+    store = floor_of(request).store
+    try:
+        row = await voidable_voucher(store, body.code, body.reason, actor=who.actor())
+        number = f"{int(row['id']):012d}"
+        if await approvals.sale_needs_approval(store, int(row["amount"])):
+            asked = await approvals.request(
+                store,
+                "voucher_void",
+                int(row["amount"]),
+                actor=who.actor(),
+                detail=number,
+                reason=body.reason,
+            )
+            response.status_code = 202
+            return {"ok": True, "pending": True, "request": asked.to_json()}
+        movement = await void_voucher(store, body.code, body.reason, actor=who.actor())
+    except FloorRefusedError as refusal:
+        raise floor_refusal(refusal) from None
+    return {**movement.to_json(), "reason": body.reason.strip()}
+
+
 @router.get(
     "/api/cage/report",
     responses={**REFUSED, 409: {"description": "The day is not a valid date."}},
@@ -232,6 +302,103 @@ async def cage_report(
         raise HTTPException(409, f"{chosen!r} is not a gaming day (YYYY-MM-DD).") from None
     report = {"gaming_day": chosen, **await cage.cage_report(floor.store, start, end)}
     return visibility.cage_report(visibility.Viewer.of(who), report)
+
+
+def _zone(settings: dict[str, Any]) -> str:
+    return str(settings.get("sas_time_zone") or "UTC")
+
+
+@router.get(
+    "/api/cage/transactions",
+    responses={**REFUSED, 409: {"description": "The day is not a valid date."}},
+)
+async def shift_transactions(
+    request: Request,
+    who: Who,
+    day: str | None = Query(default=None, pattern=DAY),
+) -> dict[str, Any]:
+    """The cage's transactions of a gaming day (default: the current one), newest first: each
+    its id, kind, amount (cents and ``amount_text``), cashier, time (µs and ``at_text`` in the
+    floor's time zone), and the game account, terminal or voucher it names. A cashier sees his
+    own, a supervisor every cashier's (the information policy)."""
+    floor = floor_of(request)
+    await need(request, who, "read_cage_transactions")
+    settings = await floor_settings(floor.store)
+    hour = int(settings["gaming_day_start_hour"])
+    chosen = day or meters_report.gaming_day_of(floor.now_us(), hour)
+    try:
+        start, end = meters_report.day_bounds(chosen, hour)
+    except ValueError:
+        raise HTTPException(409, f"{chosen!r} is not a gaming day (YYYY-MM-DD).") from None
+    zone = _zone(settings)
+    mine = None if who.role == "supervisor" else who.subject
+    found = await cage.transactions(floor.store, start, end, cashier=mine)
+    rows = visibility.cage_transactions(visibility.Viewer.of(who), found)
+    return {
+        "gaming_day": chosen,
+        "time_zone": zone,
+        "transactions": [
+            {
+                **row,
+                "amount_text": dollars(row["amount"]),
+                "at_text": local_when(row["at_us"], zone),
+            }
+            for row in rows
+        ],
+    }
+
+
+@router.get(
+    "/api/cage/receipt",
+    response_class=HTMLResponse,
+    responses={
+        **REFUSED,
+        200: {
+            "content": {"text/html": {}, "application/octet-stream": {}},
+            "description": "The printable receipt (HTML), or its ESC/POS commands.",
+        },
+        404: {"description": "No cage transaction of this log and number (audited)."},
+    },
+)
+async def receipt(
+    request: Request,
+    who: Who,
+    log: str = Query(pattern=r"^acct:[A-Za-z0-9_.:-]{1,58}$", max_length=64),
+    seq: int = Query(ge=1, le=2**62),
+    form: str = Query(default="html", alias="format", pattern=r"^(html|escpos)$"),
+) -> Response:
+    """The receipt of a cage transaction (a voucher redeemed, sold or voided, credit sold, a
+    hand pay): the casino's name, the cashier, the time in the floor's time zone, the amount in
+    dollars, the voucher number masked but for its last four digits, the transaction's id. A
+    cashier prints his own transactions' receipts, a supervisor any."""
+    floor = floor_of(request)
+    await need(request, who, "read_cage_transactions")
+    found = await cage.transaction(floor.store, log, seq)
+    shown = visibility.cage_transactions(
+        visibility.Viewer.of(who), [] if found is None else [found]
+    )
+    if not shown:
+        raise await refuse(
+            request,
+            who,
+            "unknown",
+            f"No cage transaction {log}#{seq} of yours (least privilege).",
+            VOUCHER_RULE,
+            404,
+            lookup=True,
+        )
+    settings = await floor_settings(floor.store)
+    casino = str(settings.get("casino_name") or "tablejack")
+    if form == "escpos":
+        return Response(
+            receipt_escpos(shown[0], casino=casino, zone=_zone(settings)),
+            media_type="application/octet-stream",
+            headers={"Cache-Control": "no-store"},
+        )
+    return HTMLResponse(
+        receipt_html(shown[0], casino=casino, zone=_zone(settings)),
+        headers={"Cache-Control": "no-store"},
+    )
 
 
 @router.get("/api/cage/approvals", responses=REFUSED)
@@ -361,11 +528,15 @@ async def voucher_ticket(request: Request, body: TicketBody, who: Who) -> Respon
     days = int(settings.get("voucher_expiry_days", 0) or 0)
     if body.format == "escpos":
         return Response(
-            ticket_escpos(found, clean, casino=casino, table=table, expiry_days=days),
+            ticket_escpos(
+                found, clean, casino=casino, table=table, expiry_days=days, zone=_zone(settings)
+            ),
             media_type="application/octet-stream",
             headers={"Cache-Control": "no-store"},
         )
     return HTMLResponse(
-        ticket_html(found, clean, casino=casino, table=table, expiry_days=days),
+        ticket_html(
+            found, clean, casino=casino, table=table, expiry_days=days, zone=_zone(settings)
+        ),
         headers={"Cache-Control": "no-store"},
     )

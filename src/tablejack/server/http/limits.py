@@ -1,6 +1,8 @@
 """A player's protections (PA Chapter 605a): his limits per gaming day and his
-self-exclusion, read and set by the player himself or a supervisor; a loosening applies only
-24 hours after the last change (:mod:`tablejack.store.protections`).
+self-exclusion, read and set by the player himself, a supervisor, or the cashier at the cage
+(where the terminal sends a player to set them; ``read_player_limits`` and ``set_player_limits``
+in the permission table); a loosening applies only 24 hours after the last change, whoever asks
+(:mod:`tablejack.store.protections`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,15 @@ from fastapi import APIRouter, HTTPException, Request
 from pydantic import Field
 
 from tablejack.server.floor.floor import Floor
-from tablejack.server.http.access import Strict, Who, duties_of, floor_of, floor_refusal, refuse
+from tablejack.server.http.access import (
+    Strict,
+    Who,
+    duties_of,
+    floor_of,
+    floor_refusal,
+    need,
+    refuse,
+)
 from tablejack.server.support.auth import Principal
 from tablejack.server.support.contract import AMOUNT_MAX, SECONDS_MAX, Whole
 from tablejack.store import meters_report, protections, vouchers
@@ -34,14 +44,27 @@ class ExclusionBody(Strict):
     days: Whole = Field(ge=1, le=36500)
 
 
-async def _for_player(request: Request, account: str, who: Principal, what: str) -> Floor:
+LIMITS_REFUSED: dict[int | str, dict[str, Any]] = {
+    400: {"description": "A token in the URL (refused and audited)."},
+    401: {"description": "No credential, or one unknown, expired or revoked."},
+    403: {"description": "The role may not, or another player's account (audited)."},
+    404: {"description": "No such game account."},
+    409: {"description": "Refused by the rule it names (a loosening before 24 hours)."},
+    422: {"description": "The body or a parameter is not valid."},
+}
+
+
+async def _for_player(
+    request: Request, account: str, who: Principal, what: str, operation: str
+) -> Floor:
     floor = floor_of(request)
-    if not (who.role == "supervisor" or (who.role == "player" and who.subject == account)):
+    await need(request, who, operation)
+    if who.role == "player" and who.subject != account:
         raise await refuse(
             request,
             who,
             "role",
-            f"Only the player himself or a supervisor may {what}.",
+            f"Only the player himself, a supervisor or the cage may {what}.",
             protections.LIMIT_RULE,
         )
     if await floor.store.balance(account) is None:
@@ -52,10 +75,10 @@ async def _for_player(request: Request, account: str, who: Principal, what: str)
 router = APIRouter()
 
 
-@router.get("/api/floor/players/{account}/limits")
+@router.get("/api/floor/players/{account}/limits", responses=LIMITS_REFUSED)
 async def player_limits(request: Request, account: str, who: Who) -> dict[str, Any]:
     """A player's limits, self-exclusion and today's wagers, losses and first wager."""
-    floor = await _for_player(request, account, who, "read the limits")
+    floor = await _for_player(request, account, who, "read the limits", "read_player_limits")
     hour = int((await vouchers.floor_settings(floor.store))["gaming_day_start_hour"])
     day = meters_report.gaming_day_of(floor.now_us(), hour)
     start, end = meters_report.day_bounds(day, hour)
@@ -68,12 +91,12 @@ async def player_limits(request: Request, account: str, who: Who) -> dict[str, A
     }
 
 
-@router.put("/api/floor/players/{account}/limits")
+@router.put("/api/floor/players/{account}/limits", responses=LIMITS_REFUSED)
 async def set_player_limits(
     request: Request, account: str, body: LimitsBody, who: Who
 ) -> dict[str, Any]:
     """Set or tighten limits (at once); loosen them only 24 hours after the last change."""
-    floor = await _for_player(request, account, who, "set limits")
+    floor = await _for_player(request, account, who, "set limits", "set_player_limits")
     new = {name: getattr(body, name) for name in body.model_fields_set}
     try:
         await protections.set_limits(
@@ -85,12 +108,12 @@ async def set_player_limits(
     return await player_limits(request, account, who)
 
 
-@router.post("/api/floor/players/{account}/self-exclusion")
+@router.post("/api/floor/players/{account}/self-exclusion", responses=LIMITS_REFUSED)
 async def self_exclusion(
     request: Request, account: str, body: ExclusionBody, who: Who
 ) -> dict[str, Any]:
     """Exclude the player from wagering for ``days`` (only ever extended)."""
-    floor = await _for_player(request, account, who, "exclude")
+    floor = await _for_player(request, account, who, "exclude", "set_player_limits")
     now = floor.now_us()
     try:
         await protections.self_exclude(

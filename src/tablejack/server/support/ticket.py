@@ -4,7 +4,13 @@ of 5 barcode (the symbology of TITO tickets; a cage's hand scanner reads it as k
 and in figures, the amount in figures and in words, the date and time of issue, the terminal
 and table it was printed at, the voucher number, its expiry and the casino's name — or the same
 ticket as ESC/POS commands for a receipt printer (:func:`ticket_escpos`, python-escpos; the
-printer draws the barcode itself).
+printer draws the barcode itself). Its times are in the floor's time zone (the setting
+``sas_time_zone``, an IANA name).
+
+A cage receipt (:func:`receipt_html`, :func:`receipt_escpos`) is the paper of one of the cage's
+transactions — a voucher redeemed, sold or voided, credit sold, a hand pay: the casino's name,
+the cashier, the time in the floor's time zone, the amount in dollars, the voucher number masked
+but for its last four digits, and the transaction's id (its event's log and number).
 
 >>> amount_in_words(123_45)
 'ONE HUNDRED TWENTY-THREE DOLLARS AND 45/100'
@@ -12,6 +18,10 @@ printer draws the barcode itself).
 'ONE MILLION DOLLARS AND 00/100'
 >>> grouped("123456789012345611")
 '12-3456-7890-1234-5611'
+>>> masked("000000000042")
+'********0042'
+>>> local_when(1_780_000_000_000_000, "America/New_York")
+'2026-05-28 16:26:40 EDT'
 """
 
 from __future__ import annotations
@@ -19,12 +29,24 @@ from __future__ import annotations
 import html
 import io
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from tablejack.core.money import format_cents
 
-__all__ = ["amount_in_words", "barcode_svg", "grouped", "ticket_escpos", "ticket_html"]
+__all__ = [
+    "RECEIPT_TITLES",
+    "amount_in_words",
+    "barcode_svg",
+    "grouped",
+    "local_when",
+    "masked",
+    "receipt_escpos",
+    "receipt_html",
+    "ticket_escpos",
+    "ticket_html",
+]
 
 _ONES = [
     "ZERO",
@@ -115,8 +137,22 @@ def barcode_svg(code: str) -> str:
     )
 
 
-def _when(us: int) -> str:
-    return datetime.fromtimestamp(us / 1_000_000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+def _zone(name: str) -> tzinfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return UTC
+
+
+def local_when(us: int, zone: str = "UTC") -> str:
+    """A time (µs) in the floor's time zone ``zone`` (an IANA name; UTC when unknown), with
+    the zone's abbreviation."""
+    return datetime.fromtimestamp(us / 1_000_000, _zone(zone)).strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+def masked(number: str) -> str:
+    """A voucher number as a receipt prints it: masked but for its last four digits."""
+    return "*" * max(len(number) - 4, 0) + number[-4:]
 
 
 STYLE = """
@@ -143,12 +179,13 @@ def ticket_html(
     casino: str,
     table: str,
     expiry_days: int,
+    zone: str = "UTC",
 ) -> str:
     """The printable ticket of ``voucher`` (its record, :func:`tablejack.store.cage.
     voucher_by_code`) and its validation ``code``; a voucher no longer payable is marked so."""
     e = html.escape
     state = "" if voucher["status"] == "issued" else f"VOID — {e(str(voucher['status']).upper())}"
-    rows = _fields(voucher, code, table=table, expiry_days=expiry_days)
+    rows = _fields(voucher, code, table=table, expiry_days=expiry_days, zone=zone)
     fields = "".join(f"<dt>{e(name)}</dt><dd>{e(str(value))}</dd>" for name, value in rows)
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
@@ -169,14 +206,18 @@ def ticket_html(
 
 
 def _fields(
-    voucher: dict[str, Any], code: str, *, table: str, expiry_days: int
+    voucher: dict[str, Any], code: str, *, table: str, expiry_days: int, zone: str = "UTC"
 ) -> list[tuple[str, str]]:
     issued = int(voucher["issued_us"])
-    expires = _when(issued + expiry_days * 86_400_000_000) if expiry_days > 0 else "does not expire"
+    expires = (
+        local_when(issued + expiry_days * 86_400_000_000, zone)
+        if expiry_days > 0
+        else "does not expire"
+    )
     where = f"{voucher['terminal']} · table {table}" if table else str(voucher["terminal"])
     return [
         ("Validation", grouped(code)),
-        ("Date", _when(issued)),
+        ("Date", local_when(issued, zone)),
         ("Terminal", where),
         ("Voucher #", str(voucher["number"])),
         ("Expires", expires),
@@ -190,6 +231,7 @@ def ticket_escpos(
     casino: str,
     table: str,
     expiry_days: int,
+    zone: str = "UTC",
 ) -> bytes:
     """The ticket as ESC/POS commands (python-escpos, its ``Dummy`` printer collects them): the
     casino's name, the validation number as the printer's own Interleaved 2 of 5 barcode with
@@ -209,7 +251,78 @@ def ticket_escpos(
     printer.set(align="center", normal_textsize=True)
     printer.text(f"{amount_in_words(int(voucher['amount']))}\n")
     printer.set(align="left")
-    for name, value in _fields(voucher, code, table=table, expiry_days=expiry_days):
+    for name, value in _fields(voucher, code, table=table, expiry_days=expiry_days, zone=zone):
+        printer.text(f"{name}: {value}\n")
+    printer.cut()
+    output: bytes = printer.output
+    return output
+
+
+RECEIPT_TITLES = {
+    "voucher_paid": "VOUCHER REDEEMED",
+    "voucher_sold": "VOUCHER SOLD",
+    "voucher_voided": "VOUCHER VOIDED",
+    "fund": "CREDIT SOLD",
+    "jackpot": "JACKPOT HAND PAY",
+    "cancelled_credit": "CANCELLED CREDIT HAND PAY",
+}
+"""A receipt's title per kind of cage transaction."""
+
+
+def _receipt_fields(transaction: dict[str, Any], zone: str) -> list[tuple[str, str]]:
+    rows = [
+        ("Transaction", str(transaction["id"])),
+        ("Date", local_when(int(transaction["at_us"]), zone)),
+        ("Cashier", str(transaction["cashier"])),
+    ]
+    if transaction.get("voucher"):
+        rows.append(("Voucher #", masked(str(transaction["voucher"]))))
+    for name, key in (
+        ("Account", "account"),
+        ("Terminal", "terminal"),
+        ("Reason", "reason"),
+        ("Approved by", "approved_by"),
+    ):
+        if transaction.get(key):
+            rows.append((name, str(transaction[key])))
+    return rows
+
+
+def receipt_html(transaction: dict[str, Any], *, casino: str, zone: str = "UTC") -> str:
+    """The printable receipt of a cage transaction (:func:`tablejack.store.cage.transaction`)."""
+    e = html.escape
+    title = RECEIPT_TITLES.get(str(transaction["kind"]), "CAGE RECEIPT")
+    fields = "".join(
+        f"<dt>{e(name)}</dt><dd>{e(value)}</dd>"
+        for name, value in _receipt_fields(transaction, zone)
+    )
+    amount = int(transaction["amount"])
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>Receipt {e(str(transaction['id']))}</title><style>{STYLE}</style></head><body>"
+        '<article class="ticket" data-testid="receipt">'
+        f"<h1>{e(casino)}</h1><h2>CAGE RECEIPT</h2>"
+        f'<p class="state" data-testid="receipt-title">{e(title)}</p>'
+        f'<div class="amount" data-testid="receipt-amount">{e(format_cents(amount))}</div>'
+        f'<div class="words">{e(amount_in_words(amount))}</div>'
+        f"<dl>{fields}</dl></article></body></html>"
+    )
+
+
+def receipt_escpos(transaction: dict[str, Any], *, casino: str, zone: str = "UTC") -> bytes:
+    """The receipt as ESC/POS commands for the cage's receipt printer (python-escpos)."""
+    from escpos.printer import Dummy
+
+    printer = Dummy()
+    printer.set(align="center", bold=True, double_height=True, double_width=True)
+    printer.text(f"{casino}\n")
+    printer.set(align="center", bold=True, normal_textsize=True)
+    printer.text("CAGE RECEIPT\n")
+    printer.text(f"{RECEIPT_TITLES.get(str(transaction['kind']), 'CAGE RECEIPT')}\n")
+    printer.set(align="center", bold=True, double_height=True, double_width=True)
+    printer.text(f"{format_cents(int(transaction['amount']))}\n")
+    printer.set(align="left", normal_textsize=True)
+    for name, value in _receipt_fields(transaction, zone):
         printer.text(f"{name}: {value}\n")
     printer.cut()
     output: bytes = printer.output
