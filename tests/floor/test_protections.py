@@ -187,7 +187,7 @@ def test_the_loss_and_time_limits_count_the_gaming_day(backend: Backend) -> None
     used, fits, past_loss, past_time = backend.run(body)
     assert used == {"wagered": 1000, "loss": 1000, "first_wager_us": t0}
     assert fits == "ok"
-    assert "loss limit of 1500 cents" in past_loss
+    assert "loss limit of $15.00" in past_loss
     assert past_time == "The time limit of 600 seconds of play is reached."
 
 

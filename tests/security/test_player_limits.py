@@ -137,7 +137,7 @@ def test_player_protection_a_loss_limit_holds_against_three_wagers_sent_at_once_
     assert sorted(a["type"] for a in answers) == ["ack", "error", "error"]
     for refused in (a for a in answers if a["type"] == "error"):
         assert (refused["code"], refused["rule"]) == ("limit", LIMIT_RULE)
-        assert "loss limit of 2000 cents" in refused["message"]
+        assert "loss limit of $20.00" in refused["message"]
     assert bobs["type"] == "ack"  # another player's wager, in the same step and commit
     me = client.get("/api/me", headers=auth("ann")).json()
     assert me["balance"] == CREDIT - 1500

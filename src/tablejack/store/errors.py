@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sqlalchemy.exc import IntegrityError
 
+from tablejack.core.money import format_cents
 from tablejack.store.fencing import Fence
 from tablejack.store.policy import PolicyError
 from tablejack.store.wager_limits import LIMIT_RULE
@@ -34,7 +35,8 @@ class InsufficientFundsError(StoreError):
 
     def __init__(self, account: str, needed: int, balance: int) -> None:
         super().__init__(
-            f"Account {account!r} holds {balance} cents; the step needs {needed} cents more."
+            f"Account {account!r} holds {format_cents(balance)}; the step needs "
+            f"{format_cents(needed)} more."
         )
         self.account = account
         self.needed = needed

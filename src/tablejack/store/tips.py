@@ -28,6 +28,7 @@ from typing import Any, TypeGuard
 
 from sqlalchemy import select
 
+from tablejack.core.money import format_cents
 from tablejack.store import protections
 from tablejack.store.db import EventIn, Store, StoreError, Transfer
 from tablejack.store.floor_models import TERMINALS
@@ -114,8 +115,9 @@ async def _check_protections(store: Store, account: str, amount: int, at_us: int
     if row["loss_limit"] is not None and used["loss"] + amount > row["loss_limit"]:
         raise FloorRefusedError(
             "limit",
-            f"Today's losses and tips of {max(used['loss'], 0)} cents and this tip of {amount} "
-            f"cents would pass the loss limit of {row['loss_limit']} cents.",
+            f"Today's losses and tips of {format_cents(max(used['loss'], 0))} and this tip of "
+            f"{format_cents(amount)} would pass the loss limit of "
+            f"{format_cents(row['loss_limit'])}.",
             protections.LIMIT_RULE,
         )
     if (
@@ -153,7 +155,7 @@ async def _check_tip(
     if amount > maximum:
         raise FloorRefusedError(
             "tip_maximum",
-            f"A tip of {amount} cents is above the tip maximum of {maximum} cents "
+            f"A tip of {format_cents(amount)} is above the tip maximum of {format_cents(maximum)} "
             f"(setting tip_maximum) ({TIP_RULE}).",
             TIP_RULE,
         )

@@ -35,6 +35,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from tablejack.core.money import format_cents
 from tablejack.store.credentials import Issued
 from tablejack.store.db import (
     CAGE,
@@ -473,7 +474,8 @@ async def cash_out(
         if wanted > limit:
             raise FloorRefusedError(
                 "handpay",
-                f"{wanted} cents is above the voucher limit of {limit} cents; an attendant pays "
+                f"{format_cents(wanted)} is above the voucher limit of {format_cents(limit)}; "
+                "an attendant pays "
                 f"it by hand ({VOUCHER_RULE}).",
                 VOUCHER_RULE,
             )
@@ -549,7 +551,7 @@ async def _find_voucher(
         raise FloorRefusedError(
             "forged",
             f"Voucher {voucher_number(row['id'])} is not one {system[:32]} validated for "
-            f"{amount} cents ({VOUCHER_RULE}).",
+            f"{'that amount' if amount is None else format_cents(amount)} ({VOUCHER_RULE}).",
             VOUCHER_RULE,
         )
     return await _check_state(store, row)
@@ -684,8 +686,8 @@ async def redeem_host_ticket(
         if amount > limit:
             raise FloorRefusedError(
                 "limit",
-                f"The casino system's ticket of {amount} cents is above the voucher limit of "
-                f"{limit} cents; an attendant pays it ({VOUCHER_RULE}).",
+                f"The casino system's ticket of {format_cents(amount)} is above the voucher "
+                f"limit of {format_cents(limit)}; an attendant pays it ({VOUCHER_RULE}).",
                 VOUCHER_RULE,
             )
         known = await voucher_row(store, clean)

@@ -40,6 +40,7 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, text
 
+from tablejack.core.money import format_cents
 from tablejack.store.policy import Posting
 
 __all__ = [
@@ -148,15 +149,15 @@ def refusal(
     if wagered and limits.wager_limit is not None and used.wagered + wagered > limits.wager_limit:
         return (
             "limit",
-            f"The wager would bring today's wagers to {used.wagered + wagered} cents, above "
-            f"the wager limit of {limits.wager_limit} cents.",
+            f"The wager would bring today's wagers to {format_cents(used.wagered + wagered)}, "
+            f"above the wager limit of {format_cents(limits.wager_limit)}.",
         )
     if limits.loss_limit is not None and used.loss + wagered + tipped > limits.loss_limit:
         what = "this wager" if wagered else "this tip"
         return (
             "limit",
-            f"Today's losses of {max(used.loss, 0)} cents and {what} could pass the loss limit "
-            f"of {limits.loss_limit} cents.",
+            f"Today's losses of {format_cents(max(used.loss, 0))} and {what} could pass the "
+            f"loss limit of {format_cents(limits.loss_limit)}.",
         )
     first = used.first_wager_us
     if (
