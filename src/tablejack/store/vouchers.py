@@ -413,7 +413,9 @@ async def bill_in(
         if amount not in settings["bill_denominations"]:
             raise FloorRefusedError(
                 "invalid",
-                f"The bill validator accepts {settings['bill_denominations']} cents, not {amount}.",
+                "The bill validator accepts "
+                + ", ".join(format_cents(bill) for bill in settings["bill_denominations"])
+                + f", not {format_cents(amount)}.",
                 VOUCHER_RULE,
             )
         await player_balance(store, actor.subject)
