@@ -59,7 +59,7 @@ def test_a_wager_past_the_wager_limit_is_refused_and_changes_nothing(
             "limit",
             "player protection",
         )
-        assert "1600 cents" in refused["message"]
+        assert "$16.00" in refused["message"]
     assert client.get("/api/me", headers=kit.auth("ann")).json()["balance"] == kit.credit - 1500
     recall = client.get("/api/rounds/A1-000001", headers=kit.auth("super")).json()
     assert [e["kind"] for e in recall["events"]] == ["open", "wager", "wager"]
