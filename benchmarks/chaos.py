@@ -299,12 +299,6 @@ async def main() -> None:
     )
     parser.add_argument("--bot-processes", type=int, default=2)
     parser.add_argument(
-        "--start-seconds",
-        type=float,
-        default=180.0,
-        help="how long each process is given to listen at the start (a busy machine)",
-    )
-    parser.add_argument(
         "--tilt-on-connection-loss",
         default="off",
         choices=("off", "mid_round", "always"),
@@ -330,10 +324,10 @@ async def main() -> None:
     nodes = [Node(index, db, work, args.lease) for index in range(args.processes)]
     first = nodes[0]  # the first process saves the tables file; the others serve what is saved
     first.start(str(work / "tables.toml"))
-    first.wait_listening(args.start_seconds)
+    first.wait_listening()
     for node in nodes[1:]:
         node.start()
-        node.wait_listening(args.start_seconds)
+        node.wait_listening()
     store = await Store.open(db, migrate=False)
     try:
         deadline = time.time() + 60

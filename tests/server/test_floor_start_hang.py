@@ -57,17 +57,14 @@ async def _checkpoints(store: Store) -> int:
         return int(await connection.scalar(text("SELECT count(*) FROM checkpoints")) or 0)
 
 
-def serve_floor_process(
-    db: str, folder: Path, name: str, lease: float = LEASE
-) -> tuple[subprocess.Popen[bytes], int, Path]:
-    """A process of the failover tests' floor (as their ``Server`` starts it, with ``lease``),
-    not waited for: its process, port and log."""
+def _serve(db: str, folder: Path, name: str) -> tuple[subprocess.Popen[bytes], int, Path]:
+    """A process of the test's floor (as :class:`Server` starts it), not waited for."""
     port = free_port()
     log = folder / f"{name}.log"
     process = start_serve(
         [
             "--db", db, "--port", str(port), "--tables", str(folder / "tables.toml"),
-            "--lease-seconds", str(lease), "--checkpoint-key", str(folder / "keys" / "checkpoint.key"),
+            "--lease-seconds", str(LEASE), "--checkpoint-key", str(folder / "keys" / "checkpoint.key"),
             "--checkpoint-log", str(folder / f"{name}-checkpoints.jsonl"),
             "--checkpoint-seconds", "0.5", "--member", f"host-{name}",
         ],
@@ -91,7 +88,7 @@ def test_a_process_frozen_mid_checkpoint_does_not_keep_another_from_serving(
                 async with blocker.engine.connect() as hold:
                     await hold.execute(text("LOCK TABLE checkpoints IN ACCESS EXCLUSIVE MODE"))
                     # its start's checkpoint takes the lock, then waits on its first read
-                    process, _, _ = serve_floor_process(db, tmp_path, "first")
+                    process, _, _ = _serve(db, tmp_path, "first")
 
                     async def waits_holding_the_lock() -> bool:
                         holder = await _lock_holder(store)
@@ -116,7 +113,7 @@ def test_a_process_frozen_mid_checkpoint_does_not_keep_another_from_serving(
             return process
 
         first = asyncio.run(freeze_mid_checkpoint())
-        second, port, log = serve_floor_process(db, tmp_path, "second")
+        second, port, log = _serve(db, tmp_path, "second")
         wait_listening(second, port, log)  # it took the tables, then waited on the lock before
         assert "no checkpoint at start" in log.read_text()
 

@@ -5,7 +5,6 @@ table's current one refused inside its own transaction, with nothing written."""
 from __future__ import annotations
 
 import asyncio
-import secrets
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
@@ -14,7 +13,7 @@ import pytest
 from sqlalchemy import text
 
 from tablejack.store import EventIn, Fence, FencedError, Step, Store, Transfer
-from tablejack.store.leases import LeaseError, Leases, life_key
+from tablejack.store.leases import LeaseError, Leases
 from tablejack.store.policy import Actor, Role
 from tablejack.store.protections import open_locks
 from tests.support.store import Backend
@@ -132,71 +131,6 @@ def test_the_lease_of_a_member_known_to_have_ended_is_taken_at_once(postgres: Ba
         assert await one.acquire("T1") == Fence("T1", 1)
         assert await two.acquire("T1", dead="someone else") is None  # not its holder
         assert await two.acquire("T1", dead="one") == Fence("T1", 2)
-
-    _run(postgres, body)
-
-
-async def _end_session_of_life_lock(store: Store, member: str) -> int:
-    """End the database session holding ``member``'s life lock, as its process's death does:
-    how many sessions were ended."""
-    key = life_key(member)
-    async with store.engine.connect() as connection:
-        ended = await connection.scalar(
-            text(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE "
-                "locktype = 'advisory' AND objsubid = 1 AND granted "
-                "AND CAST(classid AS BIGINT) = :high AND CAST(objid AS BIGINT) = :low"
-            ),
-            {"high": key // 2**32, "low": key % 2**32},
-        )
-    return int(ended or 0)
-
-
-def test_a_member_whose_session_ended_is_seen_gone_and_its_lease_taken_before_it_expires(
-    postgres: Backend,
-) -> None:
-    """The floor sees a process's end by what the database knows: its life lock went with its
-    session. Its lease (30 s) is taken at once, its token moved on; a member alive (its
-    session open: running, or frozen) is never seen gone."""
-
-    # member ids unique to the run, as a process's are (a life lock's key is the database's)
-    one_id, two_id = f"one:{secrets.token_hex(4)}", f"two:{secrets.token_hex(4)}"
-
-    async def body(first: Store, second: Store) -> None:
-        one = Leases(first, one_id, "http://one", 30)
-        two = Leases(second, two_id, "http://two", 30)
-        await one.hold_life()
-        await one.join()
-        await two.hold_life()
-        await two.join()
-        assert await one.acquire("T1") == Fence("T1", 1)
-        assert await two.gone() == frozenset()
-        assert (await two.view()).gone == frozenset()
-        assert await two.acquire("T1") is None  # held, alive
-        assert await _end_session_of_life_lock(second, one_id) == 1
-        assert await two.gone() == frozenset({one_id})
-        view = await two.view()
-        assert view.gone == frozenset({one_id})
-        assert view.leases["T1"].live(view.now_us)  # its lease has not expired
-        assert await two.acquire("T1", dead=one_id) == Fence("T1", 2)
-        assert await two.gone() == frozenset()  # it holds no lease any more
-        await one.hold_life()  # alive after all (its connection was cut): it takes it again
-        await one.join()
-        assert await _end_session_of_life_lock(second, two_id) == 1
-        assert await one.gone() == frozenset({two_id})
-        await two.drop_life()
-        await one.drop_life()
-
-    _run(postgres, body)
-
-
-def test_a_member_without_a_life_lock_is_judged_by_its_lease_alone(postgres: Backend) -> None:
-    async def body(first: Store, second: Store) -> None:
-        one = Leases(first, f"one:{secrets.token_hex(4)}", "http://one", 30)  # no life lock
-        two = Leases(second, "two", "http://two", 30)
-        await one.join()
-        assert await one.acquire("T1") == Fence("T1", 1)
-        assert await two.gone() == frozenset()
 
     _run(postgres, body)
 

@@ -7,8 +7,7 @@
   process takes the table over, and read under a share lock by each write transaction
   (:mod:`tablejack.store.fencing`), apart from the lease row the heartbeat renews.
 * ``floor_members`` — the processes of the floor and until when each is alive (the share of
-  tables each takes is the tables divided among the members alive), and the key of the
-  advisory lock each holds while it runs (its end is seen at once).
+  tables each takes is the tables divided among the members alive).
 
 The models share :data:`tablejack.store.models.Base`, so the schema test compares them too.
 """
@@ -57,9 +56,6 @@ class FloorMember(Base):
     url: Mapped[str] = mapped_column(String(256), default="")
     started_us: Mapped[int] = mapped_column(BigInteger)
     expires_us: Mapped[int] = mapped_column(BigInteger)
-    life_key: Mapped[int | None] = mapped_column(BigInteger, nullable=True, default=None)
-    """The key of the member's life lock (a session-level advisory lock held while it runs;
-    NULL: none)."""
 
 
 def _table(model: type[Base]) -> Table:

@@ -19,17 +19,6 @@ connection pooler hands the session to someone else. A lease row expires by the 
 clock whatever the holder does, is renewed by any of the holder's connections, and its token
 is an ordinary value every write transaction compares.
 
-A lease row is what fences a process; what tells that a process has **ended** is what the
-database already knows: each member holds, for its whole life, a session-level advisory lock
-on a key of its own, its **life lock** (:meth:`Leases.hold_life`; the key is in
-``floor_members.life_key``). A process that dies (``SIGKILL``, a crash, its host gone and the
-TCP connection with it) loses its sessions, and the lock goes with them: the others read
-``pg_locks`` (:meth:`Leases.gone`) and take its tables at once, without waiting for the
-leases to expire (the new holder's token fences anything still in flight). A frozen process
-(``SIGSTOP``, a long pause) keeps its session and its lock: it is fenced at its leases' end,
-as before. A member whose life lock went while it still runs (its connection cut, the
-database restarted) loses its tables the same way and takes the lock again.
-
 All times are the database's clock (``clock_timestamp()``, microseconds), never a process's:
 the members may run on hosts whose clocks differ. SQLite runs one process (``tablejack serve``
 holds the file's lock) and has no leases.
@@ -37,10 +26,8 @@ holds the file's lock) and has no leases.
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
@@ -49,42 +36,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from tablejack.store.db import Store, StoreError
 from tablejack.store.fencing import Fence
 
-__all__ = [
-    "HOP_KEY",
-    "FloorView",
-    "Lease",
-    "LeaseError",
-    "Leases",
-    "Member",
-    "floor_hop_key",
-    "life_key",
-]
+__all__ = ["HOP_KEY", "FloorView", "Lease", "LeaseError", "Leases", "Member", "floor_hop_key"]
 
 _NOW = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)"
 """The database's clock in microseconds."""
 _FORGET_MEMBERS_US = 24 * 3600 * 1_000_000
 """Members dead this long are deleted from ``floor_members``."""
-_GONE = (
-    "SELECT m.member FROM floor_members m WHERE m.life_key IS NOT NULL AND m.member <> :member "
-    "AND m.member IN (SELECT holder FROM table_leases WHERE holder <> '') AND NOT EXISTS ("
-    "SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 "
-    "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-    "AND CAST(l.classid AS BIGINT) = m.life_key / 4294967296 "
-    "AND CAST(l.objid AS BIGINT) = m.life_key % 4294967296)"
-)
-"""The members holding a lease whose life lock is gone (their process has ended)."""
 HOP_KEY = "floor_hop_key"
 """The ``trust_meta`` fact holding the floor's hop key (:func:`floor_hop_key`)."""
-
-
-def life_key(member: str) -> int:
-    """The key of ``member``'s life lock: 63 bits of the SHA-256 of its id (positive: the
-    lock's two halves in ``pg_locks`` are its quotient and remainder by 2³²).
-
-    >>> 0 < life_key("host:42:0a1b2c3d") < 2**63
-    True
-    """
-    return int.from_bytes(hashlib.sha256(member.encode()).digest()[:8], "big") >> 1
 
 
 class LeaseError(StoreError):
@@ -122,8 +81,6 @@ class FloorView:
     now_us: int
     leases: Mapping[str, Lease]
     members: Mapping[str, Member]
-    gone: frozenset[str] = field(default_factory=frozenset)
-    """The members holding a lease whose life lock is gone: ended, their tables free now."""
 
 
 class Leases:
@@ -145,70 +102,6 @@ class Leases:
         self.lock_timeout_ms = max(50, int(seconds * 1000 / 5))
         """How long a takeover waits for the writes of the old holder still in flight (then it
         is retried at the next turn)."""
-        self.life_key = life_key(member)
-        self._life: AsyncConnection | None = None
-        """The session that holds this member's life lock (:meth:`hold_life`)."""
-        self._life_turn = asyncio.Lock()
-        """One use of that session at a time."""
-
-    async def hold_life(self) -> None:
-        """Take this member's life lock, a session-level advisory lock held on a connection of
-        its own for as long as the process runs (its session ends with the process, and the
-        lock with it); a lock whose connection was closed is taken again (a database that
-        does not answer: bound the call with a timeout). Before :meth:`join`: a
-        member is recorded with its key only once it holds the lock."""
-        async with self._life_turn:
-            await self._hold_life()
-
-    async def _hold_life(self) -> None:
-        if self._life is not None:
-            if not await self._life_lost():
-                return
-            await self._close_life()
-        connection = await self.store.engine.connect()
-        try:
-            # outside any transaction: an idle session is never ended, a transaction would be
-            await connection.execution_options(isolation_level="AUTOCOMMIT")
-            taken = await connection.scalar(
-                text("SELECT pg_try_advisory_lock(:key)"), {"key": self.life_key}
-            )
-        except BaseException:
-            await connection.invalidate()
-            await connection.close()
-            raise
-        if not taken:  # another session of this member holds it (never: ids are unique)
-            await connection.close()
-            raise LeaseError(f"The life lock of {self.member} is held by another session.")
-        self._life = connection
-
-    async def _life_lost(self) -> bool:
-        """Has the life lock's connection been closed (by the database, or the network)? Read
-        from the driver, without a round trip: a slow database never costs the lock, and a
-        connection cut without a word keeps its session (and the lock) on the other side too."""
-        if self._life is None:
-            return True
-        raw = await self._life.get_raw_connection()
-        driver = raw.driver_connection
-        closed = getattr(driver, "is_closed", None)
-        return driver is None or (callable(closed) and bool(closed()))
-
-    async def drop_life(self) -> None:
-        """Give the life lock up (at shutdown, after :meth:`leave`): its session is ended, and
-        the lock with it (no round trip: the database may be away)."""
-        async with self._life_turn:
-            await self._close_life()
-
-    async def _close_life(self) -> None:
-        connection, self._life = self._life, None
-        if connection is not None:
-            await connection.invalidate()  # no round trip: its session may be gone already
-            await connection.close()
-
-    async def gone(self) -> frozenset[str]:
-        """The members holding a lease whose life lock is gone (their process ended)."""
-        async with self.store.engine.connect() as connection:
-            rows = await connection.execute(text(_GONE), {"member": self.member})
-            return frozenset(str(row[0]) for row in rows)
 
     async def join(self) -> None:
         """Say that this member is alive (and forget members dead for a day)."""
@@ -220,20 +113,14 @@ class Leases:
             await self._alive(connection)
 
     async def _alive(self, connection: AsyncConnection) -> None:
-        held = self._life is not None
         await connection.execute(
             text(
-                "INSERT INTO floor_members (member, url, started_us, expires_us, life_key) "
-                f"VALUES (:member, :url, {_NOW}, {_NOW} + :lease, :life) "
+                "INSERT INTO floor_members (member, url, started_us, expires_us) "
+                f"VALUES (:member, :url, {_NOW}, {_NOW} + :lease) "
                 "ON CONFLICT (member) DO UPDATE SET expires_us = EXCLUDED.expires_us, "
-                "url = EXCLUDED.url" + (", life_key = EXCLUDED.life_key" if held else "")
+                "url = EXCLUDED.url"
             ),
-            {
-                "member": self.member,
-                "url": self.url,
-                "lease": self.lease_us,
-                "life": self.life_key if held else None,
-            },
+            {"member": self.member, "url": self.url, "lease": self.lease_us},
         )
 
     async def leave(self) -> None:
@@ -260,11 +147,7 @@ class Leases:
                     {"n": now},
                 )
             }
-            gone = frozenset(
-                str(row[0])
-                for row in await connection.execute(text(_GONE), {"member": self.member})
-            )
-        return FloorView(now, leases, members, gone)
+        return FloorView(now, leases, members)
 
     async def acquire(self, table_id: str, *, dead: str = "") -> Fence | None:
         """Take the lease of ``table_id`` if no one holds it (never leased, released, or

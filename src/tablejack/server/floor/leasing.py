@@ -25,14 +25,6 @@ process's event loop, each every third of the lease time:
   at a time, a table between rounds, which the other then takes: a restarted process gets its
   share back without voiding a round.
 
-* **The watch** reads, every ``watch`` seconds (a quarter of a second by default), which
-  lease holders have ended: each process holds a life lock for as long as it runs
-  (:meth:`tablejack.store.leases.Leases.hold_life`), a session-level advisory lock that goes
-  with its session when it dies, so a process killed is seen at once in ``pg_locks`` and a
-  balance turn takes its tables then, not at its leases' end. A process frozen (``SIGSTOP``)
-  keeps its session and its lock, and is fenced when its leases lapse. The watch also takes
-  the process's own life lock again when its connection was closed.
-
 A write of a table that the store refuses for its fencing token also drops the table at once
 (:attr:`tablejack.server.floor.floor.Floor.fenced`). At shutdown the process releases every lease,
 so the others take its tables at their next turn rather than after the lease expires.
@@ -176,9 +168,6 @@ class LeaseSettings:
     """How long the process's event loop may go without a turn before the renewal's thread
     stops renewing its leases (seconds): a loop that lags but turns keeps its tables, one stuck
     for longer loses them to the others a lease time later."""
-    watch: float = 0.25
-    """How often the life locks of the lease holders are read (seconds): a process that died
-    is seen this long after at most, and its tables taken then."""
 
 
 async def save_tables(floor: Floor, configs: Iterable[TableConfig]) -> None:
@@ -223,8 +212,6 @@ class FloorLeases:
         (called in that thread's event loop; needed to :meth:`start`)."""
         if not settings.loop_stall > 0:
             raise ValueError(f"loop_stall is a positive number of seconds: {settings.loop_stall}")
-        if not settings.watch > 0:
-            raise ValueError(f"watch is a positive number of seconds: {settings.watch}")
         self.floor = floor
         self.settings = settings
         self.leases = Leases(
@@ -264,11 +251,6 @@ class FloorLeases:
         self._recovering = asyncio.Semaphore(max(1, settings.recover_at_once))
         """Held by each table while it is recovered (``LeaseSettings.recover_at_once``)."""
         self._dropping: set[str] = set()
-        self._balancing = asyncio.Lock()
-        """One balance turn at a time (the loop's and the watch's)."""
-        self.ended_seen = 0
-        """Members seen ended by their life lock (the watch)."""
-        self._gone_seen: set[str] = set()
         floor.elsewhere = self.elsewhere
         floor.fenced = self.fenced
 
@@ -290,7 +272,6 @@ class FloorLeases:
         if self._renewal_store is None:
             raise ValueError("FloorLeases.start needs renewal_store: the renewal's own store")
         self._started_at = time.monotonic()
-        await self.leases.hold_life()  # before the floor sees this member with its key
         await self.leases.join()
         log.warning(
             "floor leases: joined the floor as %s (lease %g s), serving at %s",
@@ -316,7 +297,6 @@ class FloorLeases:
         if self._starting:  # serve once this process's first share is recovered
             await asyncio.wait(list(self._starting))
         self._tasks.append(asyncio.create_task(self._every(self.balance, self._next_balance)))
-        self._tasks.append(asyncio.create_task(self._every(self.watch_ends, self._next_watch)))
 
     async def _every(self, turn: Callable[[], Awaitable[None]], delay: Callable[[], float]) -> None:
         while True:
@@ -367,8 +347,6 @@ class FloorLeases:
                 await self.leases.release(fence)
         with contextlib.suppress(Exception):
             await self.leases.leave()
-        with contextlib.suppress(Exception):
-            await self.leases.drop_life()
 
     # -- the heartbeat ----------------------------------------------------------------------
 
@@ -455,53 +433,19 @@ class FloorLeases:
             connection.end(TABLE_MOVED)
         table.subscribers.clear()
 
-    # -- the watch --------------------------------------------------------------------------
-
-    def _next_watch(self) -> float:
-        return self.settings.watch
-
-    async def watch_ends(self) -> None:
-        """Take the tables of the lease holders whose life lock is gone (their process ended)
-        now, in a balance turn; while such tables are in motion (and once more after), every
-        watch is a balance turn, so a terminal waiting here for one of them is forwarded to
-        its new process as soon as it runs it (:attr:`view`)."""
-        if self.draining or time.monotonic() - self.renewed_at > 2 * self.interval:
-            return  # (the database is slow or away: the renewal's failures say so)
-        try:  # a life lock whose connection was closed is taken again
-            await asyncio.wait_for(self.leases.hold_life(), self.interval)
-        except Exception as error:
-            log.warning("floor leases: the life lock could not be taken again: %s", error)
-        gone = await asyncio.wait_for(self.leases.gone(), self.interval)
-        new = gone - self._gone_seen
-        was, self._gone_seen = self._gone_seen, set(gone)
-        if new:
-            self.ended_seen += len(new)
-            log.warning(
-                "floor leases: %s ended (its life lock is gone): its tables are taken now",
-                ", ".join(sorted(new)),
-            )
-        if gone or was:
-            await self.balance()
-
     # -- the balance ------------------------------------------------------------------------
 
     def share(self, view: FloorView, tables: int) -> int:
         """How many tables this process takes before it leaves the rest to the others."""
         if self.settings.share is not None:
             return self.settings.share
-        members = {
-            member for member in view.members if not ended(member) and member not in view.gone
-        } | {self.member}
+        members = {member for member in view.members if not ended(member)} | {self.member}
         return max(1, math.ceil(tables / len(members)))
 
     async def balance(self) -> None:
         """Take expired and unheld tables up to the share (any table left unheld for longer
         than a lease, over it); above the share while another member is below it, release a
-        table between rounds. A table whose holder has ended (its life lock gone) is free."""
-        async with self._balancing:
-            await self._balance()
-
-    async def _balance(self) -> None:
+        table between rounds."""
         view = await self.leases.view()
         self.view = view
         rows = await self.floor.store.tables()
@@ -519,7 +463,7 @@ class FloorLeases:
                 continue
             if lease is None or not lease.live(view.now_us):
                 free.append((row, ""))
-            elif lease.holder != self.member and (lease.holder in view.gone or ended(lease.holder)):
+            elif lease.holder != self.member and ended(lease.holder):
                 free.append((row, lease.holder))  # its process is gone: no need to wait
         random.shuffle(free)
         if self.draining:  # stopping: the others take this process's tables, not it theirs
@@ -593,7 +537,7 @@ class FloorLeases:
         lacking = sum(
             max(0, share - counts.get(member, 0))
             for member in view.members
-            if member != self.member and not ended(member) and member not in view.gone
+            if member != self.member and not ended(member)
         )
         for table_id in sorted(self.fences):
             if min(excess, lacking) <= 0:

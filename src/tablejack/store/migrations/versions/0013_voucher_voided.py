@@ -3,8 +3,8 @@
 allows its rows (:data:`tablejack.store.policy.MOVEMENTS`). A voided voucher's row has the
 state ``voided`` (the column holds any state; ``verify-log`` checks it against its event).
 
-Revision ID: 0014
-Revises: 0013
+Revision ID: 0013
+Revises: 0012
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0014"
-down_revision = "0013"
+revision = "0013"
+down_revision = "0012"
 branch_labels = None
 depends_on = None
 

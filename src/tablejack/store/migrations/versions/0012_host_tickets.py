@@ -5,8 +5,8 @@ voucher the system validated and reports redeemed elsewhere: the vouchers accoun
 system). The account invariants of ``0003_trust`` learn the new kind (a CHECK on PostgreSQL,
 the triggers on SQLite), so the database itself still refuses any other.
 
-Revision ID: 0013
-Revises: 0012
+Revision ID: 0012
+Revises: 0011
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import re
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0013"
-down_revision = "0012"
+revision = "0012"
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 
