@@ -506,8 +506,16 @@ def test_605a5d_sas_poll_shows_a_technician_the_meters_and_events(
     assert found["meters"]["00 coin_in"] == floor["coin_in"]
     assert found["meters"]["0B bills_in"] == floor["bills_in"] == 12_000
     assert found["events"] == ["17 power applied"]
-    text = CliRunner().invoke(app, ["sas-poll", endpoint(link), "--address", "9", *wait])
-    assert text.exit_code == 0 and "meter 0E vouchers_out" in text.output
+    # the line passes to the next host once it has seen the first one close (docs/sas.md); on a
+    # loaded machine the second connection can come first and be refused: it tries again
+    polls: list[Any] = []
+
+    def second_poll() -> bool:
+        polls.append(CliRunner().invoke(app, ["sas-poll", endpoint(link), "--address", "9", *wait]))
+        return polls[-1].exit_code == 0
+
+    kit.eventually(second_poll, seconds=30)
+    assert "meter 0E vouchers_out" in polls[-1].output
     silent = CliRunner().invoke(app, ["sas-poll", endpoint(link), "--address", "8"])
     assert silent.exit_code == 1  # no machine at that address: no answer
 
