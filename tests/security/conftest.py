@@ -6,7 +6,9 @@ do."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -105,6 +107,30 @@ class Floorkit:
                 await store.close()
 
         return asyncio.run(main())
+
+    def race(self, *bodies: Callable[[Store], Any]) -> list[Any]:
+        """Run each ``body(store)`` as its own process would: a store of its own, on its own
+        thread and event loop, all let go at one moment; each one's answer or exception, in
+        order. (Two stores on one event loop are no model of two processes: SQLite's writes of
+        one would wait on the loop the other needs to finish its transaction.)"""
+        gate = threading.Barrier(len(bodies))
+
+        async def main(body: Callable[[Store], Any]) -> Any:
+            store = await Store.open(self.backend.url, schema=self.backend.schema, migrate=False)
+            try:
+                await asyncio.to_thread(gate.wait, 30)
+                return await body(store)
+            finally:
+                await store.close()
+
+        def one(body: Callable[[Store], Any]) -> Any:
+            try:
+                return asyncio.run(main(body))
+            except Exception as error:  # the race's answer, as gather(return_exceptions=True)
+                return error
+
+        with concurrent.futures.ThreadPoolExecutor(len(bodies)) as pool:
+            return list(pool.map(one, bodies))
 
     def verify(self, *, strict: bool = False, file: bool = True) -> Report:
         """``verify-log`` with the public key (and the checkpoint file)."""

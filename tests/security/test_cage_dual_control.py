@@ -6,7 +6,6 @@ to a terminal the floor has; a void names its reason; a cashier sees only his ow
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from tablejack.store import approvals
@@ -151,22 +150,10 @@ def test_605a4d_two_approvals_at_once_move_the_money_once(floor: Floorkit) -> No
     rows = floor.ledger_rows()
     number = _ask_credit(floor, 700_000).json()["request"]["id"]
 
-    async def race(store: Any) -> list[Any]:
-        from tablejack.store import Store
-
-        other = await Store.open(floor.backend.url, schema=floor.backend.schema, migrate=False)
-        try:
-            return list(
-                await asyncio.gather(
-                    approvals.approve(store, number, actor=Actor(Role.SUPERVISOR, "sam")),
-                    approvals.approve(other, number, actor=Actor(Role.SUPERVISOR, "sue")),
-                    return_exceptions=True,
-                )
-            )
-        finally:
-            await other.close()
-
-    results = floor.run(race)
+    results = floor.race(
+        lambda store: approvals.approve(store, number, actor=Actor(Role.SUPERVISOR, "sam")),
+        lambda store: approvals.approve(store, number, actor=Actor(Role.SUPERVISOR, "sue")),
+    )
     refused = [r for r in results if isinstance(r, FloorRefusedError)]
     decided = [r for r in results if isinstance(r, approvals.Decision)]
     assert len(decided) == 1 and len(refused) == 1, results

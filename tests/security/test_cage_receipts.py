@@ -118,3 +118,15 @@ def test_605a_the_cage_sets_a_players_limits_and_self_exclusion_but_a_dealer_doe
     )
     assert done.status_code == 200, done.text
     assert done.json()["excluded_until_us"] is not None
+
+
+def test_605a4d_a_receipts_event_number_past_the_column_is_refused_422(floor: Floorkit) -> None:
+    """An event's ``seq`` is a 32-bit column: a larger number is the request's error (422),
+    never a database error; the largest it holds is simply not found (404)."""
+    for seq, status in ((2**31, 422), (2**62, 422), (2**31 - 1, 404)):
+        answer = floor.client.get(
+            "/api/cage/receipt",
+            params={"log": "acct:cage", "seq": seq},
+            headers=auth("super"),
+        )
+        assert answer.status_code == status, (seq, answer.text)

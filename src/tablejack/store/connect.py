@@ -47,12 +47,13 @@ def async_url(url: str) -> str:
 
 
 def sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    """SQLite's settings of every connection: WAL, foreign keys, a wait for the writer's lock."""
+    """SQLite's settings of every connection: a wait for the writer's lock (first: the journal
+    mode's own statement may meet a lock), WAL, foreign keys."""
     cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA busy_timeout=10000")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
 
 

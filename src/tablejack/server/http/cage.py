@@ -43,7 +43,7 @@ from tablejack.server import visibility
 from tablejack.server.duties.accounts import booked
 from tablejack.server.http.access import Strict, Who, floor_of, floor_refusal, need, refuse
 from tablejack.server.links import interface as links
-from tablejack.server.support.contract import AMOUNT_MAX, Whole
+from tablejack.server.support.contract import AMOUNT_MAX, SEQ_MAX, Whole
 from tablejack.server.support.text import REFUSE_CONTROL_CHARACTERS, SafeText
 from tablejack.server.support.ticket import (
     local_when,
@@ -364,7 +364,7 @@ async def receipt(
     request: Request,
     who: Who,
     log: str = Query(pattern=r"^acct:[A-Za-z0-9_.:-]{1,58}$", max_length=64),
-    seq: int = Query(ge=1, le=2**62),
+    seq: int = Query(ge=1, le=SEQ_MAX),
     form: str = Query(default="html", alias="format", pattern=r"^(html|escpos)$"),
 ) -> Response:
     """The receipt of a cage transaction (a voucher redeemed, sold or voided, credit sold, a

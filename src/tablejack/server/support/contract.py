@@ -38,6 +38,7 @@ __all__ = [
     "ERROR_SCHEMA",
     "LIMIT_MAX",
     "SECONDS_MAX",
+    "SEQ_MAX",
     "TEXT_PATTERN",
     "Count",
     "Limit",
@@ -53,6 +54,8 @@ COUNT_MAX = 100
 """The most rounds a count (``n``) asks for."""
 AMOUNT_MAX = 10**11
 """The largest amount a request names, in cents ($1,000,000,000.00)."""
+SEQ_MAX = 2**31 - 1
+"""The largest event number a request names: an event's ``seq`` is a 32-bit column."""
 SECONDS_MAX = 86_400
 """The longest duration a request names (a gaming day), in seconds."""
 TEXT_PATTERN = "^[^\\u0000-\\u001f\\u007f]*$"
