@@ -204,10 +204,14 @@ def create_app(
         finally:
             if listener is not None:
                 listener.close()
-            from tablejack.server.links.interface import links
+            from tablejack.server.links.interface import links, withdraw
 
             for link in links(floor):  # the SAS lines (docs/sas.md)
                 await link.stop()
+            try:  # their terminals' money is refused elsewhere until a process holds them again
+                await withdraw(floor)
+            except Exception:
+                log.exception("the links held here could not be taken back from the store")
             await composed.duties.drain()  # connection_lost checks, the guard's reload
             if leases is not None:  # the others take this process's tables at once
                 await leases.stop()

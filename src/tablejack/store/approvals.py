@@ -55,6 +55,7 @@ __all__ = [
     "Request",
     "approve",
     "credit_needs_approval",
+    "find",
     "pending",
     "refuse",
     "request",
@@ -200,12 +201,13 @@ async def request(
         actor=actor.subject,
         rule=APPROVAL_RULE,
     )
-    found = await _one(store, int(extra["request"]))
+    found = await find(store, int(extra["request"]))
     assert found is not None
     return found
 
 
-async def _one(store: Store, request_id: int) -> Request | None:
+async def find(store: Store, request_id: int) -> Request | None:
+    """Request ``request_id`` (None: no such request)."""
     async with store.engine.connect() as connection:
         row = (
             (await connection.execute(select(REQUESTS).where(REQUESTS.c.id == request_id)))
@@ -245,7 +247,7 @@ async def _decidable(store: Store, request_id: int, actor: Actor) -> Request:
                 f"({APPROVAL_RULE}).",
                 APPROVAL_RULE,
             )
-        found = await _one(store, request_id)
+        found = await find(store, request_id)
         if found is None:
             raise FloorRefusedError("unknown", f"No request {request_id}.", APPROVAL_RULE)
         if found.requested_by == actor.subject:
@@ -338,7 +340,7 @@ async def approve(store: Store, request_id: int, *, actor: Actor) -> Decision:
         actor=actor.subject,
         rule=APPROVAL_RULE,
     )
-    decided = await _one(store, found.id)
+    decided = await find(store, found.id)
     assert decided is not None
     return Decision(decided, movement, record)
 
@@ -415,6 +417,6 @@ async def refuse(store: Store, request_id: int, reason: str, *, actor: Actor) ->
         actor=actor.subject,
         rule=APPROVAL_RULE,
     )
-    decided = await _one(store, found.id)
+    decided = await find(store, found.id)
     assert decided is not None
     return Decision(decided)

@@ -8,6 +8,9 @@
   (:mod:`tablejack.store.fencing`), apart from the lease row the heartbeat renews.
 * ``floor_members`` — the processes of the floor and until when each is alive (the share of
   tables each takes is the tables divided among the members alive).
+* ``terminal_links`` — which process holds each terminal's link to the casino's systems (a SAS
+  line, migration ``0014``): a money route of that terminal reaching another process is
+  forwarded there (:mod:`tablejack.store.terminal_links`).
 
 The models share :data:`tablejack.store.models.Base`, so the schema test compares them too.
 """
@@ -21,7 +24,16 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from tablejack.store.models import Base
 
-__all__ = ["FENCES", "LEASES", "MEMBERS", "FloorMember", "TableFence", "TableLease"]
+__all__ = [
+    "FENCES",
+    "LEASES",
+    "LINKS",
+    "MEMBERS",
+    "FloorMember",
+    "TableFence",
+    "TableLease",
+    "TerminalLink",
+]
 
 
 class TableLease(Base):
@@ -58,6 +70,18 @@ class FloorMember(Base):
     expires_us: Mapped[int] = mapped_column(BigInteger)
 
 
+class TerminalLink(Base):
+    """The process of the floor that holds a terminal's link (its SAS line): its member id,
+    the address other processes forward the terminal's money routes to, the protocol."""
+
+    __tablename__ = "terminal_links"
+    terminal: Mapped[str] = mapped_column(String(64), primary_key=True)
+    protocol: Mapped[str] = mapped_column(String(16))
+    member: Mapped[str] = mapped_column(String(128))
+    url: Mapped[str] = mapped_column(String(256), default="")
+    since_us: Mapped[int] = mapped_column(BigInteger)
+
+
 def _table(model: type[Base]) -> Table:
     return cast(Table, model.__table__)
 
@@ -65,3 +89,4 @@ def _table(model: type[Base]) -> Table:
 LEASES = _table(TableLease)
 FENCES = _table(TableFence)
 MEMBERS = _table(FloorMember)
+LINKS = _table(TerminalLink)

@@ -436,7 +436,7 @@ def _with_sas(setup: Any, terminals: list[Any], db: str) -> Any:
     """The floor's start-up, then its SAS link (docs/sas.md)."""
 
     async def run(floor: Any) -> None:
-        from tablejack.server.links.interface import attach
+        from tablejack.server.links.interface import announce, attach
         from tablejack.server.links.sas.link import SasLink
 
         if setup is not None:
@@ -444,6 +444,7 @@ def _with_sas(setup: Any, terminals: list[Any], db: str) -> Any:
         link = SasLink(terminals, reader_url=db)
         await link.start(floor)
         attach(floor, link)
+        await announce(floor, link)  # a floor of processes: the others forward here
 
     return run
 

@@ -355,6 +355,11 @@ class Floor:
         self.elsewhere: Callable[[str], str | None] = _nowhere
         """The address of the process of the floor that runs a table this one does not (set
         by the floor's leases, :mod:`tablejack.server.floor.leasing`), or None."""
+        self.member = ""
+        """This process's member id on a floor of several (set by the floor's leases; '' for a
+        floor of one process)."""
+        self.url = ""
+        """The address the floor's other processes reach this one at ('' for a floor of one)."""
         self.others: dict[str, dict[str, Any]] = {}
         """The tables other processes of the floor run, as a list shows them (kept by the
         floor's leases): id, title, game, status and where."""

@@ -253,6 +253,8 @@ class FloorLeases:
         self._dropping: set[str] = set()
         floor.elsewhere = self.elsewhere
         floor.fenced = self.fenced
+        floor.member = self.member
+        floor.url = settings.url
 
     @property
     def member(self) -> str:

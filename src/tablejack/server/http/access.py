@@ -8,7 +8,8 @@ imports another router (an import-linter contract, docs/architecture.md).
 
 from __future__ import annotations
 
-from typing import Annotated
+import logging
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from fastapi import Depends, HTTPException, Request, Response
@@ -16,7 +17,8 @@ from pydantic import BaseModel, ConfigDict
 
 from tablejack.server.duties.floor_duties import FloorDuties
 from tablejack.server.floor.floor import Floor
-from tablejack.server.socket.proxy import caller_host
+from tablejack.server.links import interface as links
+from tablejack.server.socket.proxy import FORWARDED, caller_host, forward_request
 from tablejack.server.support.auth import Principal, bearer
 from tablejack.server.table import Table
 from tablejack.store import StoreError
@@ -26,6 +28,7 @@ __all__ = [
     "TERMINAL",
     "Strict",
     "Who",
+    "at_link",
     "duties_of",
     "floor_of",
     "floor_refusal",
@@ -36,6 +39,8 @@ __all__ = [
     "signed_in_player",
     "table_of",
 ]
+
+log = logging.getLogger("tablejack.server")
 
 TERMINAL = r"^[A-Za-z0-9_.:-]{1,58}$"
 """The pattern of a terminal's name in a request body."""
@@ -211,4 +216,50 @@ def set_cookie(
         samesite="strict",
         secure=request.url.scheme == "https",
         path="/",
+    )
+
+
+async def at_link(
+    request: Request, who: Principal, terminal: str, response: Response | None = None
+) -> dict[str, Any] | None:
+    """A money route of ``terminal`` whose link to the casino's systems another process of
+    the floor holds runs there (PA 605a.5(a)): that process's answer (its refusal raised as
+    its HTTP error); None when the route runs here (the link is here, or the terminal has
+    none; ``response``: given that process's status, a 202 say). When that process is stopped or does not answer, or the request was forwarded
+    already, it is refused (503, ``host_link``, audited) and nothing moved: a cash-out or a
+    redemption past the host would be a ticket the casino system never saw."""
+    found = await links.elsewhere(floor_of(request), terminal)
+    if found is None:
+        return None
+    why = ""
+    if FORWARDED in request.headers:
+        why = "this request was forwarded to this process already"
+    elif not found.url:
+        why = f"the process that holds it ({found.member}) has stopped"
+    else:
+        try:
+            answer = await forward_request(request, found.url)
+        except Exception as error:  # not reached: refused below, nothing moved
+            log.warning("terminal %s: its link's process at %s: %s", terminal, found.url, error)
+            why = f"the process that holds it ({found.member}) does not answer"
+        else:
+            try:
+                payload = answer.json()
+            except ValueError:
+                payload = {"detail": answer.text}
+            if answer.is_success:
+                if response is not None:
+                    response.status_code = answer.status_code
+                return dict(payload)
+            headers = {k: v for k, v in answer.headers.items() if k.lower() == "retry-after"}
+            raise HTTPException(answer.status_code, payload.get("detail"), headers=headers)
+    raise await refuse(
+        request,
+        who,
+        "host_link",
+        f"Terminal {terminal}'s {found.protocol.upper()} link to the casino system runs at "
+        f"another process of the floor, and {why}: nothing moved; try again in a moment "
+        f"({links.HOST_RULE}).",
+        links.HOST_RULE,
+        503,
     )

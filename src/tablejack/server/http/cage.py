@@ -41,7 +41,15 @@ from pydantic import Field
 
 from tablejack.server import visibility
 from tablejack.server.duties.accounts import booked
-from tablejack.server.http.access import Strict, Who, floor_of, floor_refusal, need, refuse
+from tablejack.server.http.access import (
+    Strict,
+    Who,
+    at_link,
+    floor_of,
+    floor_refusal,
+    need,
+    refuse,
+)
 from tablejack.server.links import interface as links
 from tablejack.server.support.contract import AMOUNT_MAX, SEQ_MAX, Whole
 from tablejack.server.support.text import REFUSE_CONTROL_CHARACTERS, SafeText
@@ -424,6 +432,13 @@ async def approve(request: Request, request_id: RequestId, who: Who) -> dict[str
     carries the voucher's validation code, once, for its ticket)."""
     await need(request, who, "decide_approval")
     floor = floor_of(request)
+    asked = await approvals.find(floor.store, request_id)
+    if (
+        asked is not None
+        and asked.kind == "hand_pay"  # the handpay's lock-up is the link's
+        and (there := await at_link(request, who, asked.terminal)) is not None
+    ):
+        return there
     try:
         decision = await approvals.approve(floor.store, request_id, actor=who.actor())
     except FloorRefusedError as refusal:

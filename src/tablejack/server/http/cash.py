@@ -27,6 +27,7 @@ from tablejack.server.http.access import (
     TERMINAL,
     Strict,
     Who,
+    at_link,
     duties_of,
     floor_of,
     floor_refusal,
@@ -236,6 +237,8 @@ async def bill_in(request: Request, body: BillIn, who: Who) -> dict[str, Any]:
     await need(request, who, "bill_in")
     await signed_in_player(request, who)
     terminal = who.terminal
+    if (there := await at_link(request, who, terminal or "")) is not None:
+        return there  # the terminal's SAS link runs at another process: its meters, its event
     first = await validator_event(request, who, "bill", body.amount, body.event, body.proof)
     if first is not None:
         return first
@@ -266,6 +269,8 @@ async def cash_out(request: Request, body: CashOut, who: Who) -> dict[str, Any]:
     floor = floor_of(request)
     await need(request, who, "cash_out")
     await signed_in_player(request, who)
+    if (there := await at_link(request, who, who.terminal or "")) is not None:
+        return there  # system validation by the host of the process that holds the link
     try:  # a locked terminal pays out only as its lock allows
         await duties_of(request).protections.check(who.terminal, "cash_out")
     except RefusedError as refusal:
@@ -300,6 +305,8 @@ async def voucher_in(request: Request, body: VoucherIn, who: Who) -> dict[str, A
     floor = floor_of(request)
     await need(request, who, "voucher_in")
     await signed_in_player(request, who)
+    if (there := await at_link(request, who, who.terminal or "")) is not None:
+        return there  # redeemed through the host of the process that holds the link
     first = await validator_event(request, who, "voucher", body.code, body.event, body.proof)
     if first is not None:
         return first
@@ -339,6 +346,8 @@ async def hand_pay(request: Request, response: Response, body: HandPay, who: Who
     A dealer may not pay out."""
     floor = floor_of(request)
     await need(request, who, "hand_pay")
+    if (there := await at_link(request, who, body.terminal, response)) is not None:
+        return there  # the handpay's lock-up is the link's, at the process that holds it
     try:
         above = await vouchers.check_hand_pay(
             floor.store, body.account, body.terminal, body.amount, body.kind, actor=who.actor()

@@ -9,6 +9,11 @@ floor and by the lock-out of :mod:`tablejack.store.protections`. Money moves onl
 store's vouchers module (and so its money policy): the host decides, the ledger pays once.
 
 A terminal without a link cashes out and redeems with the floor's own vouchers, as before.
+
+On a floor of several processes a link runs in the one process started with it, which says so
+in the store (:func:`announce`, :mod:`tablejack.store.terminal_links`); a money route of its
+terminal that reaches another process finds the link there (:func:`elsewhere`) and is
+forwarded to it, or refused — never paid past the host.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from tablejack.server.floor.floor import Floor
-from tablejack.store import protections, vouchers
+from tablejack.store import protections, terminal_links, vouchers
 from tablejack.store.policy import Actor, Role
 from tablejack.store.vouchers import FloorRefusedError, Movement
 
@@ -28,13 +33,16 @@ __all__ = [
     "Decision",
     "Link",
     "LinkRefusedError",
+    "announce",
     "attach",
     "cash_out",
+    "elsewhere",
     "link_for",
     "links",
     "notify",
     "redeem",
     "refuse_during_handpay",
+    "withdraw",
 ]
 
 HOST_RULE = "PA 605a.5(a)"
@@ -66,6 +74,15 @@ class Link(ABC):
     @abstractmethod
     def serves(self, terminal: str) -> bool:
         """Does this link carry ``terminal``?"""
+
+    @property
+    @abstractmethod
+    def protocol(self) -> str:
+        """The protocol's name (``sas``)."""
+
+    @abstractmethod
+    def terminals(self) -> list[str]:
+        """The terminals this link carries."""
 
     @abstractmethod
     async def start(self, floor: Floor) -> None:
@@ -120,6 +137,37 @@ def links(floor: Floor) -> list[Link]:
 def link_for(floor: Floor, terminal: str) -> Link | None:
     """The link of ``terminal`` (None: the floor's own vouchers)."""
     return next((link for link in _LINKS.get(floor, []) if link.serves(terminal)), None)
+
+
+async def announce(floor: Floor, link: Link) -> None:
+    """On a floor of several processes, say in the store that this process holds ``link``'s
+    terminals (the others forward their money routes here)."""
+    if floor.member:
+        await terminal_links.hold(
+            floor.store,
+            link.terminals(),
+            protocol=link.protocol,
+            member=floor.member,
+            url=floor.url,
+        )
+
+
+async def withdraw(floor: Floor) -> None:
+    """This process stops: the links it announced are held nowhere now (their terminals'
+    money routes are refused at the other processes until one holds them again)."""
+    if floor.member:
+        await terminal_links.stopped(floor.store, floor.member)
+
+
+async def elsewhere(floor: Floor, terminal: str) -> terminal_links.Holder | None:
+    """The process of the floor that holds ``terminal``'s link when it is not this one (its
+    money routes go there); None when the link is here or the terminal has none."""
+    if not terminal or link_for(floor, terminal) is not None:
+        return None
+    found = await terminal_links.holder(floor.store, terminal)
+    if found is None or (floor.member and found.member == floor.member):
+        return None
+    return found
 
 
 def notify(floor: Floor, terminal: str, name: str, amount: int = 0) -> None:

@@ -83,6 +83,7 @@ __all__ = [
     "ForwardTableRequests",
     "caller_host",
     "floor_tables",
+    "forward_request",
     "forward_socket",
     "hop_credential",
     "hop_holds",
@@ -322,6 +323,23 @@ async def _client() -> httpx.AsyncClient:
     return httpx.AsyncClient(timeout=10.0)
 
 
+async def forward_request(request: Request, where: str) -> httpx.Response:
+    """``request`` sent on to the process of the floor at ``where``, with its credential, the
+    forwarding mark and the hop's proof; that process's answer (raises when it does not
+    answer)."""
+    body = await request.body()
+    path = str(request.scope.get("path", ""))
+    query = request.scope.get("query_string", b"").decode("latin-1")
+    key: bytes | None = getattr(request.app.state, "hop_key", None)
+    async with await _client() as client:
+        return await client.request(
+            request.method,
+            where.rstrip("/") + path + (f"?{query}" if query else ""),
+            headers=_forward_headers(request.headers, key, request.method, path, body),
+            content=body,
+        )
+
+
 class ForwardTableRequests:
     """ASGI middleware: a request of ``/api/tables/{id}/…`` for a table another process of the
     floor runs, or a terminal's tilt or clear (``/api/floor/terminals/{id}/tilt|clear``) whose
@@ -364,18 +382,8 @@ class ForwardTableRequests:
             )
             await response(scope, receive, send)
             return
-        body = await request.body()
-        target = where.rstrip("/") + path
-        query = scope.get("query_string", b"").decode("latin-1")
-        key: bytes | None = getattr(scope["app"].state, "hop_key", None)
         try:
-            async with await _client() as client:
-                answer = await client.request(
-                    request.method,
-                    target + (f"?{query}" if query else ""),
-                    headers=_forward_headers(request.headers, key, request.method, path, body),
-                    content=body,
-                )
+            answer = await forward_request(request, where)
         except Exception as error:
             log.warning("table %s: its process at %s does not answer: %s", table, where, error)
             response = JSONResponse({"detail": _moving(table)}, 503, headers={"Retry-After": "1"})

@@ -269,6 +269,13 @@ class SasLink(Link):
 
     # the interface
 
+    @property
+    def protocol(self) -> str:
+        return "sas"
+
+    def terminals(self) -> list[str]:
+        return sorted({entry.terminal for entry in self.config})
+
     def serves(self, terminal: str) -> bool:
         return terminal in self.machines
 
