@@ -346,6 +346,7 @@ def test_605a_the_supervisor_page_in_spanish_shows_no_english_heading_or_button(
             expect(page.get_by_test_id("unlock-EWT-3-submit")).to_have_text("Desbloquear EWT-3")
             expect(page.get_by_test_id("terminal-count")).to_have_text("— 4 terminales activos")
             check("tilts and terminals")
+            page.get_by_test_id("unlock-code-EWT-3").select_option("replaced")  # none by default
             page.get_by_test_id("unlock-EWT-3-reason").fill("papel repuesto")
             page.get_by_test_id("unlock-EWT-3-submit").click()
             expect(page.get_by_test_id("no-tilts")).to_have_text(

@@ -134,8 +134,15 @@ def test_605a_a_supervisor_locks_and_unlocks_a_terminal_and_clears_a_table_tilt(
                 expect(row).to_contain_text(text)
             expect(page.get_by_test_id("terminal-row-EWT-1")).to_contain_text("selects")
 
-            # lock EWT-1 with a tilt code and a reason
+            # lock EWT-1 with a tilt code and a reason: no code is chosen for the supervisor
             page.get_by_test_id("lock-EWT-1").click()
+            expect(page.get_by_test_id("lock-code-EWT-1")).to_have_value("")
+            page.get_by_test_id("lock-EWT-1-reason").fill("cabinet door ajar")
+            page.get_by_test_id("lock-EWT-1-submit").click()
+            expect(page.get_by_test_id("terminal-EWT-1-error")).to_have_text(
+                "Choose the reason from the list first: none is chosen for you."
+            )
+            assert "EWT-1" not in call(server, "GET", "/api/floor/tilts", "tok-super")
             page.get_by_test_id("lock-code-EWT-1").select_option("door_open")
             page.get_by_test_id("lock-EWT-1-reason").fill("cabinet door ajar")
             page.get_by_test_id("lock-EWT-1-submit").click()

@@ -212,6 +212,12 @@ def test_605a_tilt_connection_loss_locks_the_terminal_and_reconnect_keeps_seat_a
     make_client: Any, backend: Backend, kit: Any
 ) -> None:
     client = make_client([kit.stacked_table(countdown=3)], backend=backend)
+    chosen = client.put(  # only a supervisor unlocks it (the other choice: below)
+        "/api/floor/settings",
+        json={"key": "connection_lost_clear", "value": "supervisor"},
+        headers=kit.auth("operator"),
+    )
+    assert chosen.status_code == 200, chosen.text
     kit.dealer(client, "open-round", "A1")
     with kit.connect(client, "bob", "EWT-2", "A1") as bob:
         bob.request({"type": "position", "position": 2})
@@ -261,6 +267,56 @@ def test_605a_tilt_connection_loss_locks_the_terminal_and_reconnect_keeps_seat_a
             assert kit.staff_state(client, "A1")["tilts"] == []
             kit.dealer(client, "open-round", "A1")
             assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
+
+
+def test_605a_tilt_connection_loss_ends_by_itself_once_the_player_is_back_and_settled(
+    make_client: Any, backend: Backend, kit: Any
+) -> None:
+    """``connection_lost_clear`` ``on_return`` (the default): the lock holds while the player's
+    wager of the round is unsettled, even with him back; once the round settled with him at
+    the terminal it ends by itself (clear code ``returned``, by ``server``, audited). Only that
+    lock ends: a door opened at the terminal meanwhile stays until a supervisor clears it; then
+    his page is told, and he plays the next round."""
+    client = make_client([kit.stacked_table(countdown=3)], backend=backend)
+    kit.dealer(client, "open-round", "A1")
+    with kit.connect(client, "ann", "EWT-1", "A1") as ann:
+        ann.request({"type": "position", "position": 1})
+        assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
+        kit.dealer(client, "close-wagering", "A1")
+        ann.state(lambda m: m["view"] is not None and m["view"]["phase"] == "playing")
+    found = kit.eventually(lambda: locks(client, kit).get("EWT-1"))
+    assert [t["code"] for t in found] == ["connection_lost"]
+    door = kit.post(
+        client, "/api/floor/terminals/EWT-1/tilt", "super", code="door_open", reason="ajar"
+    )
+    assert door.status_code == 200, door.text
+    with kit.connect(client, "ann", "EWT-1", "A1") as ann:
+        ann.until(lambda m: m["type"] == "error" and m["code"] == "tilt")
+        refused = ann.request({"type": "action", "verb": "hit"})  # her wager is unsettled
+        assert (refused["code"], refused["rule"]) == ("tilt", "terminal lock-out")
+        assert [t["code"] for t in locks(client, kit)["EWT-1"]] == ["connection_lost", "door_open"]
+        ann.state(lambda m: m["view"] is not None and m["view"]["phase"] == "complete")
+        kit.eventually(
+            lambda: [t["code"] for t in locks(client, kit).get("EWT-1", [])] == ["door_open"]
+        )
+        audit = client.get("/api/audit", headers=kit.auth("super")).json()
+        ended = [e for e in audit if e["kind"] == "tilt_clear" and e["terminal"] == "EWT-1"]
+        assert [(e["actor"], e["message"].split(":")[0]) for e in ended] == [
+            ("server", "EWT-1 returned")
+        ]
+        cleared = kit.post(
+            client,
+            "/api/floor/terminals/EWT-1/clear",
+            "super",
+            code="fault_repaired",
+            reason="door closed",
+        )
+        assert cleared.status_code == 200, cleared.text
+        told = ann.until(lambda m: m["type"] == "error" and m["code"] == "tilt_cleared")
+        assert "EWT-1" in told["message"]
+        assert locks(client, kit) == {}
+        kit.dealer(client, "open-round", "A1")
+        assert ann.request({"type": "wager", "kind": "blackjack", "amount": 1000})["ok"]
 
 
 def test_605a_tilt_connection_loss_setting_decides_when_a_terminal_is_locked(

@@ -21,9 +21,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tablejack.store import Store
+from tablejack.store import Store, terminal_links
 from tablejack.store import credentials as creds
-from tablejack.store import terminal_links
 from tablejack.store.policy import Actor, Role
 from tablejack.store.vouchers import register_terminal
 from tests.floor.test_sas_link import TitoHost

@@ -31,10 +31,12 @@ __all__ = [
     "CLEAR_CODES",
     "LIMIT_FIELDS",
     "LIMIT_RULE",
+    "RETURNED",
     "TILT_CODES",
     "TILT_RULE",
     "check_wager",
     "clear_terminal",
+    "end_lost_connection",
     "limits",
     "lock_terminal",
     "looser",
@@ -307,6 +309,60 @@ async def clear_terminal(
         rule=TILT_RULE,
     )
     return payload
+
+
+RETURNED = "returned"
+"""The clear code of a ``connection_lost`` lock that ended by itself: its player is back at
+the terminal and holds no unsettled wager (floor setting ``connection_lost_clear``)."""
+
+
+async def end_lost_connection(
+    store: Store, terminal: str, reason: str, *, at_us: int
+) -> dict[str, Any] | None:
+    """Clear ``terminal``'s ``connection_lost`` locks — those alone — as ended (clear code
+    :data:`RETURNED`, by ``server``): the rows and their ``tilt_clear`` event in one
+    transaction. None when the terminal had none open (nothing written)."""
+
+    async def clear(connection: AsyncConnection) -> dict[str, Any]:
+        moved = await connection.execute(
+            update(LOCKS)
+            .where(
+                (LOCKS.c.terminal == terminal)
+                & (LOCKS.c.code == "connection_lost")
+                & LOCKS.c.cleared_us.is_(None)
+            )
+            .values(
+                cleared_us=at_us,
+                cleared_by="server",
+                clear_code=RETURNED,
+                clear_reason=reason[:200],
+            )
+        )
+        if moved.rowcount == 0:  # another process ended it first: write nothing
+            raise FloorRefusedError("invalid", f"Terminal {terminal} is not locked.", TILT_RULE)
+        return {"cleared": moved.rowcount}
+
+    payload = {"terminal": terminal, "clear_code": RETURNED, "reason": reason[:200]}
+    try:
+        _, done = await store.commit_logged(
+            "floor-tilts",
+            EventIn("tilt_clear", payload, actor="server"),
+            [],
+            None,
+            owner="floor-tilts",
+            before=clear,
+            log_kind="protections",
+        )
+    except FloorRefusedError:
+        return None
+    await store.audit(
+        "tilt_clear",
+        f"{terminal} {RETURNED}: {reason[:200]}",
+        terminal=terminal,
+        actor="server",
+        rule=TILT_RULE,
+    )
+    return payload | {"cleared": int(done["cleared"])}
 
 
 async def open_locks(store: Store) -> dict[str, list[dict[str, Any]]]:

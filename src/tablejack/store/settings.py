@@ -283,6 +283,15 @@ SETTINGS: dict[str, SettingSpec] = {
         "PA 605a",
         choices=("mid_round", "always", "off"),
     ),
+    "connection_lost_clear": SettingSpec(
+        "choice",
+        "on_return",
+        "How a terminal locked for a lost connection is unlocked",
+        "on_return: by itself once its player is back at it and holds no unsettled wager; "
+        "supervisor: only by a supervisor's clear.",
+        "PA 605a",
+        choices=("on_return", "supervisor"),
+    ),
     "token_lifetimes": SettingSpec(
         "lifetimes",
         {},

@@ -67,6 +67,13 @@ write)."""
 
 TABLE_TILT_RULE = "table lock-out"
 """The rule a table tilt's refusals name (a terminal's tilt names ``terminal lock-out``)."""
+SWEEP_SECONDS = 1.0
+"""How often, while a ``connection_lost`` lock is open, the floor looks whether its cause has
+ended (the player back, nothing of his unsettled): the lock ends within this time."""
+CLEAR_SETTING = "connection_lost_clear"
+"""The floor setting: a ``connection_lost`` lock ends by itself once its player is back at the
+terminal and holds no unsettled wager (``on_return``, the default), or only by a supervisor's
+clear (``supervisor``)."""
 CONNECTION_SETTING = "tilt_on_connection_loss"
 """The floor setting: lock a terminal whose connection drops while its player has an
 unsettled wager in the round — ``mid_round`` (the default: once wagering has closed),
@@ -287,6 +294,7 @@ class TerminalTilts:
         """The table at which each terminal was last locked automatically."""
         self._lost: list[tuple[Connection, dict[str, Any]]] = []
         self._writer: asyncio.Task[None] | None = None
+        self._sweeper: asyncio.Task[None] | None = None
 
     def lockout(self, floor: Floor, table: Table) -> TableTilts:
         """A table's tilts (the floor's factory of :class:`~tablejack.server.table.LockOut`)."""
@@ -331,6 +339,8 @@ class TerminalTilts:
                     unheard += await self._lock(connection, stake, when) is not None
                 except Exception:
                     log.exception("the connection_lost tilt of %s failed", connection.terminal)
+                if unheard:
+                    self.watch_returns()
                 if unheard and (number == len(batch) or clock() - since >= RELOAD_SECONDS):
                     try:  # the guard reloads, the consoles show the locks
                         await floor.locks_changed()
@@ -338,9 +348,76 @@ class TerminalTilts:
                         log.exception("the reload after %d connection_lost tilt(s) failed", unheard)
                     unheard, since = 0, clock()
 
+    def watch_returns(self) -> None:
+        """While a ``connection_lost`` lock is open, look every :data:`SWEEP_SECONDS` whether
+        it has ended (:meth:`end_returned`); the sweep stops when none is left open."""
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+
+    async def _sweep(self) -> None:
+        while True:
+            await asyncio.sleep(SWEEP_SECONDS)
+            try:
+                if not await self.end_returned():
+                    return
+            except Exception:
+                log.exception("the sweep of the connection_lost locks failed")
+
+    def _holds_unsettled(self, connection: Connection) -> bool | None:
+        """Whether the player of ``connection`` holds an unsettled wager at the tables this
+        process runs that his terminal plays at (None: his table runs elsewhere, unknown)."""
+        names = {connection.table or "", self.last_table.get(connection.terminal or "", "")}
+        names.discard("")
+        if not names or any(name not in self.floor.tables for name in names):
+            return None
+        for name in names:
+            round_ = self.floor.tables[name].round
+            if round_ is None or round_.is_complete:
+                continue
+            settled = {s.wager_id for s in round_.settlements}
+            if any(w.player == connection.subject and w.id not in settled for w in round_.wagers):
+                return True
+        return False
+
+    async def end_returned(self) -> int:
+        """End the ``connection_lost`` locks whose cause has ended — the terminal's player is
+        back at it, at a table this process runs, and holds no unsettled wager — when the floor
+        setting :data:`CLEAR_SETTING` is ``on_return``: cleared with the code ``returned`` by
+        ``server`` (:func:`tablejack.store.protections.end_lost_connection`). Returns how
+        many such locks are still open (0 under ``supervisor``: nothing to watch)."""
+        floor = self.floor
+        if str((await floor_settings(floor.store)).get(CLEAR_SETTING, "on_return")) != "on_return":
+            return 0
+        open_ = {
+            terminal
+            for terminal, tilts in (await protections.open_locks(floor.store)).items()
+            if any(t["code"] == "connection_lost" for t in tilts)
+        }
+        ended = 0
+        for terminal in sorted(open_):
+            here = [c for c in floor.connections if c.terminal == terminal and c.role == "player"]
+            if not here or any(self._holds_unsettled(c) is not False for c in here):
+                continue
+            who = ", ".join(sorted({c.subject for c in here}))
+            done = await protections.end_lost_connection(
+                floor.store,
+                terminal,
+                f"{who} back at the terminal with no wager unsettled",
+                at_us=floor.now_us(),
+            )
+            ended += done is not None
+        if ended:
+            await floor.locks_changed()  # the guard reloads; the consoles and the pages show it
+        return len(open_) - ended
+
     async def drain(self) -> None:
         """Let the queued ``connection_lost`` checks finish (at shutdown, before the store
         closes)."""
+        sweeper = self._sweeper
+        if sweeper is not None and not sweeper.done():
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
         writer = self._writer
         if writer is not None and not writer.done():
             await asyncio.wait([writer], timeout=5)
@@ -381,6 +458,8 @@ class TerminalTilts:
         terminals connected to the table, registered to it, or locked automatically at it."""
         floor = self.floor
         locks = await protections.open_locks(floor.store)
+        if any(t["code"] == "connection_lost" for tilts in locks.values() for t in tilts):
+            self.watch_returns()  # one that ends by itself (its player back) is looked at
         registered = await registered_terminals(floor.store)
         last = self.last_table
         for table in list(floor.tables.values()) if tables is None else tables:
@@ -415,8 +494,7 @@ class TerminalTilts:
                                 "id": None,
                                 "code": "tilt_cleared",
                                 "rule": TILT_RULE,
-                                "message": f"Terminal {connection.terminal} unlocked by a "
-                                "supervisor.",
+                                "message": f"Terminal {connection.terminal} unlocked.",
                             }
                         )
 

@@ -93,6 +93,12 @@ export async function act(button, line, fn) {
 }
 
 // A <select> of codes with their labels.
+// A lock's or a clear's code is chosen by the person: the list starts on no code ("— choose —"),
+// and a form sent without one is refused by the page (`chosenCode`).
 export function codeSelect(codes, label, attrs = {}) {
-  return el("select", attrs, codes.map((code) => el("option", { value: code }, label(code))));
+  return el("select", attrs, [el("option", { value: "" }, t("supervisor.choose_code")), ...codes.map((code) => el("option", { value: code }, label(code)))]);
+}
+export function chosenCode(values) {
+  if (!values.code) throw new Error(t("supervisor.code_needed"));
+  return values.code;
 }
