@@ -25,6 +25,7 @@ from tablejack.store import StoreError
 from tablejack.store.policy import PERMISSIONS, Role
 
 __all__ = [
+    "AT_LINK",
     "TERMINAL",
     "Strict",
     "Who",
@@ -41,6 +42,15 @@ __all__ = [
 ]
 
 log = logging.getLogger("tablejack.server")
+
+AT_LINK: dict[int | str, dict[str, Any]] = {
+    503: {
+        "description": "The terminal's link to the casino system runs at another process of "
+        "the floor that is stopped or does not answer: refused (host_link, audited), nothing "
+        "moved (PA 605a.5(a))."
+    }
+}
+"""The answer a route forwarded to the process of a terminal's link adds (:func:`at_link`)."""
 
 TERMINAL = r"^[A-Za-z0-9_.:-]{1,58}$"
 """The pattern of a terminal's name in a request body."""

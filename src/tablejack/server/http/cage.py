@@ -42,6 +42,7 @@ from pydantic import Field
 from tablejack.server import visibility
 from tablejack.server.duties.accounts import booked
 from tablejack.server.http.access import (
+    AT_LINK,
     Strict,
     Who,
     at_link,
@@ -425,7 +426,7 @@ async def approval_queue(
     return {"requests": rows, "rule": approvals.APPROVAL_RULE}
 
 
-@router.post("/api/cage/approvals/{request_id}/approve", responses=DECIDED)
+@router.post("/api/cage/approvals/{request_id}/approve", responses={**DECIDED, **AT_LINK})
 async def approve(request: Request, request_id: RequestId, who: Who) -> dict[str, Any]:
     """Approve a pending request (a supervisor who is not its requester): its movement is
     written now, once, as the requester's with the approval recorded (a voucher sale's answer

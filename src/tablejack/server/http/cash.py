@@ -24,6 +24,7 @@ from pydantic import Field
 
 from tablejack.server.duties.accounts import booked, cash_out_refusal, in_play, in_play_words
 from tablejack.server.http.access import (
+    AT_LINK,
     TERMINAL,
     Strict,
     Who,
@@ -228,7 +229,7 @@ async def refused_event(
     return answer
 
 
-@router.post("/api/floor/bill-in")
+@router.post("/api/floor/bill-in", responses=AT_LINK)
 async def bill_in(request: Request, body: BillIn, who: Who) -> dict[str, Any]:
     """A bill accepted by the validator of the terminal the player is signed in at credits
     his game account (605a.2(d), 605a.5(c)): reported with the validator's event id and its
@@ -259,7 +260,7 @@ async def bill_in(request: Request, body: BillIn, who: Who) -> dict[str, Any]:
     return answer
 
 
-@router.post("/api/floor/cash-out")
+@router.post("/api/floor/cash-out", responses=AT_LINK)
 async def cash_out(request: Request, body: CashOut, who: Who) -> dict[str, Any]:
     """Cash out at the terminal the player is signed in at: a voucher for the credit not in
     play (605a.5(c)); the answer carries the voucher number and its validation code, and
@@ -297,7 +298,7 @@ async def cash_out(request: Request, body: CashOut, who: Who) -> dict[str, Any]:
     return answer
 
 
-@router.post("/api/floor/voucher-in")
+@router.post("/api/floor/voucher-in", responses=AT_LINK)
 async def voucher_in(request: Request, body: VoucherIn, who: Who) -> dict[str, Any]:
     """Redeem a voucher at the terminal the player is signed in at, once (605a.5(c)):
     reported with the validator's event id and its controller's proof; a repeat of the event
@@ -328,6 +329,7 @@ async def voucher_in(request: Request, body: VoucherIn, who: Who) -> dict[str, A
 @router.post(
     "/api/floor/hand-pay",
     responses={
+        **AT_LINK,
         202: {"description": "Above the hand-pay limit: a request waits for a supervisor."},
         401: {"description": "No credential, or one unknown, expired or revoked."},
         403: {"description": "The role may not (refused and audited)."},
