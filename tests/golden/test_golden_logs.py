@@ -15,17 +15,24 @@ import asyncio
 import json
 import shutil
 import sqlite3
+import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tablejack.server.app import create_app
 from tablejack.server.duties.recall import recall
 from tablejack.store import Store
 from tablejack.store.keys import load_public_key
 from tablejack.store.verify import Report, verify
 from tests.golden.readings import SUPERVISOR, readings
 from tests.golden.record import PUBLIC_KEY
+from tests.support.floor import auth
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
 
 HERE = Path(__file__).resolve().parent
 GOLDEN = sorted(HERE.glob("floor-*.sqlite"))
@@ -137,6 +144,22 @@ def test_a_golden_log_covers_every_game_wager_kind_and_the_floors_events(
     finally:
         connection.close()
     assert events >= {"bill_in", "voucher_out", "voucher_in", "tilt", "tilt_clear", "void"}
+
+
+@pytest.mark.parametrize("database", GOLDEN, ids=release)
+def test_the_recall_route_answers_a_golden_logs_rounds_as_the_recording_release_did(
+    database: Path, tmp_path: Path
+) -> None:
+    """``GET /api/rounds/{round_id}`` of a server started on the old log (no table of its own)
+    answers the supervisor every round as it was recalled when it was recorded."""
+    db, _ = copy(database, tmp_path)
+    recorded = expected(database)
+    with TestClient(create_app(str(db), tables=[])) as client:
+        for round_id in recorded["rounds"]:
+            answer = client.get(f"/api/rounds/{round_id}", headers=auth("super"))
+            assert answer.status_code == 200, answer.text
+            old = recorded["recalled"][round_id]["recall"]
+            assert differences(old, answer.json(), round_id) == []
 
 
 def tampered(database: Path, into: Path) -> tuple[Path, Path]:
