@@ -242,6 +242,77 @@ def test_the_supervisor_page_shows_refusals_beside_their_action(
     watch.check(404)
 
 
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterator[str]:
+    """A floor with one live dealer's table, C1, whose cards the card-reading shoe reads."""
+    browser_kit.require()
+
+    async def setup(floor: Floor) -> None:
+        await floor.add_player("ann", 100_000, "tok-ann")
+        await floor.issue_token("dealer", "dana", "tok-dealer")
+        await floor.issue_token("supervisor", "sam", "tok-super")
+        await floor.register_terminal("EWT-3", "C1", position=1, key="key-EWT-3")
+
+    live = TableConfig(
+        "C1",
+        ClassicRules(),
+        source="reader",
+        automated=False,
+        require_procedures=False,
+        countdown_seconds=60,
+        title="Live",
+    )
+    db = str(tmp_path_factory.mktemp("live") / "floor.db")
+    with browser_kit.serve(create_app(db, tables=[live], setup=setup)) as url:
+        yield url
+
+
+def test_633a14_the_supervisor_corrects_a_wrong_card_and_voids_a_misdeal_from_the_page(
+    live_server: str, browser_kit: Any
+) -> None:
+    """The live dealer typed 6D for a card that was 7D: the supervisor corrects it from the
+    table's row (a card and what was seen; a blank form refused beside it), then voids the
+    round as a misdeal; both are in the round's record."""
+    from playwright.sync_api import expect, sync_playwright
+
+    def dealer(**body: Any) -> Any:
+        return call(live_server, "POST", "/api/tables/C1/dealer", "tok-dealer", body)
+
+    dealer(command="open-round")
+    assert wager(live_server, "ann", "EWT-3", "C1", 1000)["type"] == "ack"
+    dealer(command="close-wagering")
+    call(live_server, "POST", "/api/tables/C1/manual-entry", "tok-super", {"reason": "reader down"})
+    for card in ("10S", "5H", "6D"):
+        dealer(command="card", card=card)
+    round_id = call(live_server, "GET", "/api/tables/C1/state", "tok-super")["round_id"]
+    with sync_playwright() as playwright:
+        browser = browser_kit.launch(playwright)
+        try:
+            page, watch = signed_in(browser, browser_kit, live_server, "tok-super")
+            page.get_by_test_id("correct-C1").click()
+            page.get_by_test_id("correct-C1-submit").click()  # no card, no reason: refused here
+            expect(page.get_by_test_id("table-C1-error")).to_have_text(
+                "Give the card (such as 7D) and what was seen."
+            )
+            page.get_by_test_id("correct-C1-code").fill("7d")
+            page.get_by_test_id("correct-C1-reason").fill("the card was the seven of diamonds")
+            page.get_by_test_id("correct-C1-submit").click()
+            expect(page.get_by_test_id("table-C1-error")).to_have_count(0)
+            recall = call(live_server, "GET", f"/api/rounds/{round_id}", "tok-super")
+            assert [(c["was"], c["code"]) for c in recall["corrections"]] == [("6D", "7D")]
+            page.get_by_test_id("void-C1").click()
+            page.get_by_test_id("void-C1-reason").fill("the hole card was exposed")
+            page.get_by_test_id("void-C1-misdeal").check()
+            page.get_by_test_id("void-C1-submit").click()
+            expect(page.get_by_test_id("void-C1")).to_be_disabled()  # no round in progress now
+            recall = call(live_server, "GET", f"/api/rounds/{round_id}", "tok-super")
+            [voided] = [e for e in recall["events"] if e["kind"] == "void"]
+            assert voided["payload"]["misdeal"] is True
+        finally:
+            browser.close()
+    watch.check()
+
+
 def test_the_licence_count_meters_and_audit_read_as_a_floor_reads_them(
     server: str, browser_kit: Any
 ) -> None:

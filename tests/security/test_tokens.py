@@ -260,6 +260,7 @@ REQUESTS: dict[str, tuple[str, str, dict[str, Any] | None]] = {
     ),
     "void_round": ("POST", "/api/tables/A1/void", {"reason": "test"}),
     "allow_manual_entry": ("POST", "/api/tables/A1/manual-entry", {"reason": "the reader fails"}),
+    "correct_card": ("POST", "/api/tables/A1/correct-card", {"code": "7D", "reason": "read wrong"}),
     "dealer_command": ("POST", "/api/tables/A1/dealer", {"command": "open-round"}),
     "sell_credit": ("POST", "/api/cage/credit", {"account": "ann", "amount": 100}),
     "sell_voucher": ("POST", "/api/cage/vouchers/sell", {"amount": 100}),

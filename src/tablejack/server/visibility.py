@@ -392,6 +392,7 @@ def round_recall(viewer: Viewer, document: dict[str, Any], round_: Any) -> dict[
         for card in out.get("cards", []):
             if card["seq"] in hidden_seqs:
                 card["code"] = FACE_DOWN
+                card.pop("read_as", None)
         for event in out.get("events", []):
             if event.get("seq") in hidden_seqs and isinstance(event.get("payload"), dict):
                 event["payload"] = {**event["payload"], "code": FACE_DOWN}

@@ -400,6 +400,7 @@ PERMISSIONS: dict[str, frozenset[Role]] = {
         "reader": (Role.DEALER,),
         "void_round": (Role.SUPERVISOR,),
         "allow_manual_entry": (Role.SUPERVISOR,),
+        "correct_card": (Role.SUPERVISOR,),
         "open_close_table": (Role.SUPERVISOR,),
         "reader_inspection": (Role.SUPERVISOR,),
         "register_decks": (Role.SUPERVISOR, Role.DEALER),

@@ -284,6 +284,9 @@ async def restore(table: Table, records: Sequence[EventRecord]) -> None:
         for event in await store.events(row["id"]):
             if event.kind == "card" or (event.kind == "irregularity" and event.payload.get("code")):
                 codes.append(event.payload["code"])
+            elif event.kind == "card_correction":  # the card read was the other one
+                codes.remove(event.payload["was"])
+                codes.append(event.payload["code"])
     for code in codes:
         inventory.take(code)
     table.inventory = inventory

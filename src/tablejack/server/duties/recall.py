@@ -11,7 +11,7 @@ from typing import Any
 from tablejack.games import transcript
 from tablejack.server import visibility
 from tablejack.server.duties.terminal_recall import RECALL_GAMES, recall_terminal
-from tablejack.server.table import replay_round
+from tablejack.server.table import corrections, replay_round
 from tablejack.server.table.games import adapter_for
 from tablejack.server.visibility import Viewer
 from tablejack.store import Store
@@ -56,14 +56,16 @@ async def recall(store: Store, round_id: str, viewer: Viewer) -> dict[str, Any] 
         return None
     events = await store.events(round_id)
     round_ = replay_round(events, adapter_for(row["game"]))
+    fixed = corrections(events)
     cards = [
         {
             "seq": e.seq,
-            "code": e.payload["code"],
+            "code": fixed.get(e.seq, e.payload["code"]),
             "read_us": e.payload.get("read_us", e.at_us),
             "source": e.payload.get("source", ""),
             "by": e.actor,
         }
+        | ({"read_as": e.payload["code"]} if e.seq in fixed else {})
         for e in events
         if e.kind == "card"
     ]
@@ -95,6 +97,19 @@ async def recall(store: Store, round_id: str, viewer: Viewer) -> dict[str, Any] 
             {"seq": e.seq, "at_us": e.at_us, "by": e.actor, "reason": e.payload.get("reason", "")}
             for e in events
             if e.kind == "manual_entry"
+        ],
+        "corrections": [  # a wrong card corrected with a supervisor's approval (PA 633a.14)
+            {
+                "seq": e.seq,
+                "at_us": e.at_us,
+                "by": e.actor,
+                "replaces": e.payload["replaces"],
+                "was": e.payload["was"],
+                "code": e.payload["code"],
+                "reason": e.payload.get("reason", ""),
+            }
+            for e in events
+            if e.kind == "card_correction"
         ],
         "decisions": decisions,
         "settlements": [] if round_ is None else [s.to_json() for s in round_.settlements],

@@ -100,6 +100,13 @@ async def recall_round_steps(
                 "read_us": payload.get("read_us"),
                 "source": payload.get("source", ""),
             }
+        elif event.kind == "card_correction":
+            step |= {
+                "card": payload["code"],
+                "was": payload["was"],
+                "reason": payload.get("reason", ""),
+                "source": "correction",
+            }
         elif event.kind == "complete":
             settlements = [
                 settlement_amounts(s)

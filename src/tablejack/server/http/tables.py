@@ -54,6 +54,19 @@ class VoidBody(Strict):
         REFUSE_CONTROL_CHARACTERS,  # first: a control character is refused as such
         Field(min_length=1, max_length=200, pattern=REASON, json_schema_extra={"pattern": REASON}),
     ]
+    misdeal: bool = Field(
+        default=False,
+        description="The round is voided as a misdeal (PA 633a.14): recorded as one in its event.",
+    )
+
+
+class CorrectionBody(Strict):
+    """A wrong card corrected: the card it really is, and why (what the supervisor saw)."""
+
+    code: str = Field(
+        pattern=r"^(10|[2-9AJQKT])[SHDC]$", description="The right card (AS, 10H, …)."
+    )
+    reason: SafeText = Field(min_length=3, max_length=200)
 
 
 class ManualEntryBody(Strict):
@@ -201,7 +214,7 @@ async def void(request: Request, table_id: str, body: VoidBody, who: Who) -> dic
     name = await need(request, who, "void_round")
     table = table_of(request, table_id)
     try:
-        return await table.void(name, body.reason)
+        return await table.void(name, body.reason, misdeal=body.misdeal)
     except RefusedError as refusal:
         raise await refused_http(request, refusal, who, table_id) from None
 
@@ -217,6 +230,21 @@ async def manual_entry(
     table = table_of(request, table_id)
     try:
         return await table.allow_manual_entry(name, body.reason)
+    except RefusedError as refusal:
+        raise await refused_http(request, refusal, who, table_id) from None
+
+
+@router.post("/api/tables/{table_id}/correct-card")
+async def correct_card(
+    request: Request, table_id: str, body: CorrectionBody, who: Who
+) -> dict[str, Any]:
+    """A wrong card corrected with a supervisor's approval (PA 633a.14; docs/server.md,
+    "Irregularities"): the round's last card, while nothing was decided after it, it settled
+    nothing and it is face up; its ``card_correction`` in the round's record and the audit."""
+    name = await need(request, who, "correct_card")
+    table = table_of(request, table_id)
+    try:
+        return await table.correct_card(body.code, name, body.reason)
     except RefusedError as refusal:
         raise await refused_http(request, refusal, who, table_id) from None
 

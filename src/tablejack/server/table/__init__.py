@@ -34,7 +34,7 @@ from tablejack.server.table.collaborators import (
 )
 from tablejack.server.table.config import TableConfig
 from tablejack.server.table.errors import RefusedError, WageringClosedError
-from tablejack.server.table.replay import apply_command, replay_round
+from tablejack.server.table.replay import apply_command, corrections, replay_round
 from tablejack.server.table.table import AUTOMATION_RULE, Table
 from tablejack.server.table.views import WAGERING_RULES
 
@@ -50,5 +50,6 @@ __all__ = [
     "TableConfig",
     "WageringClosedError",
     "apply_command",
+    "corrections",
     "replay_round",
 ]

@@ -20,6 +20,7 @@ from tablejack.core.errors import InvalidNotationError, TablejackError
 from tablejack.server import visibility
 from tablejack.server.table.bookkeeping import Books
 from tablejack.server.table.errors import RefusedError, fault
+from tablejack.server.table.replay import corrections, replay_round
 from tablejack.server.table.steps import WritePath, applier
 from tablejack.server.table.views import TableViews
 from tablejack.store import EventIn, Step
@@ -27,6 +28,7 @@ from tablejack.store import EventIn, Step
 __all__ = [
     "AUTOMATED_COMMANDS",
     "AUTOMATION_RULE",
+    "CORRECTION_RULE",
     "MANUAL_RULE",
     "READER_LINES",
     "VOID_RULE",
@@ -36,6 +38,10 @@ __all__ = [
 log = logging.getLogger("tablejack.server")
 
 VOID_RULE = "PA 633a.14"
+CORRECTION_RULE = "PA 633a.14"
+"""A wrong card corrected, or a misdeal declared: the irregularities of the rules of play
+(§ 633a.14, whose text the project could not read: docs/server.md, "Irregularities", says what
+the procedure is)."""
 AUTOMATION_RULE = "table automation"
 """An automated table's console refusal: the server opens rounds, closes wagering and runs the
 clock itself (docs/server.md, "Dealer console")."""
@@ -282,6 +288,115 @@ class Dealer:
                 self.table.inventory.give_back(card.code)  # not recorded: it is read again
             raise
 
+    async def correct_card(self, code: str, by: str, reason: str) -> dict[str, Any]:
+        """A wrong card corrected with a supervisor's approval (``by``; docs/server.md,
+        "Irregularities"): the round's last card is taken to be ``code`` — the round becomes
+        the one that card would have made, its event ``card_correction`` (the card it replaces,
+        both codes, the reason) in the round's log beside the card read, and the shoe's count
+        gives back the one and takes the other. Refused, changing nothing, when the round is
+        not in progress, the table deals from the server's own shoe, the card is face down (the
+        refusal names no card), a wager or a decision came after it, it settled a wager, or
+        ``code`` could not be that card: the round is then voided as a misdeal."""
+        table = self.table
+        async with table.lock:
+            round_ = table.round
+            if round_ is None or round_.is_complete or table.round_id is None:
+                raise RefusedError(
+                    "round",
+                    "No round in progress: a card is corrected in its round.",
+                    CORRECTION_RULE,
+                )
+            if table.shoe is not None:
+                raise RefusedError(
+                    "source",
+                    f"Table {table.id} deals from the server's shoe: no card of it is entered, "
+                    "none is corrected.",
+                    CORRECTION_RULE,
+                )
+            try:
+                card = Card.parse(code)
+            except InvalidNotationError:
+                raise RefusedError(
+                    "invalid", f"{code!r} is not a card (AS, 10H, …).", CORRECTION_RULE
+                ) from None
+            events = await table.floor.store.events(table.round_id)
+            dealt = [place for place, event in enumerate(events) if event.kind == "card"]
+            if not dealt:
+                raise RefusedError(
+                    "no_card", f"No card was dealt in round {table.round_id} yet.", CORRECTION_RULE
+                )
+            last = events[dealt[-1]]
+            if len(dealt) - 1 in visibility.face_down(round_):  # nobody reads it (633c.5(o))
+                raise RefusedError(
+                    "face_down",
+                    "The last card is face down: it is not corrected (nobody reads it); void "
+                    "the round as a misdeal if it is wrong.",
+                    CORRECTION_RULE,
+                )
+            was = corrections(events).get(last.seq, str(last.payload["code"]))
+            if any(event.kind in ("wager", "command") for event in events[dealt[-1] + 1 :]):
+                raise RefusedError(
+                    "acted",
+                    f"A decision came after the card {was}: it is not corrected now; void the "
+                    "round as a misdeal.",
+                    CORRECTION_RULE,
+                )
+            if card.code == was:
+                raise RefusedError("same", f"The card is {was} already.", CORRECTION_RULE)
+            work = replay_round(events[: dealt[-1]], table.adapter)
+            if len(work.settlements) != len(round_.settlements):
+                raise RefusedError(
+                    "settled",
+                    f"The card {was} settled a wager: it is not corrected; void the round as a "
+                    "misdeal.",
+                    CORRECTION_RULE,
+                )
+            try:
+                work.verify_dealing_card(card)
+                work.deal_card(card)
+            except TablejackError as error:
+                raise RefusedError(
+                    "invalid", f"{card.code} cannot be that card: {error.message}", error.rule
+                ) from None
+            inventory = table.inventory
+            if inventory is not None:
+                inventory.give_back(was)
+                if inventory.remaining()[card.code] <= 0:
+                    table.card_inventory.take(was)
+                    raise RefusedError(
+                        "not_in_shoe",
+                        f"The shoe's count holds no {card.code} any more; nothing was corrected.",
+                        table.card_inventory.rule,
+                    )
+                table.card_inventory.take(card.code)
+            event = EventIn(
+                "card_correction",
+                {"replaces": last.seq, "was": was, "code": card.code, "reason": reason},
+                actor=by,
+            )
+            try:
+                records = await self.steps.commit(work, [event])
+            except Exception as error:
+                if inventory is not None:
+                    inventory.give_back(card.code)
+                    table.card_inventory.take(was)
+                raise await table.lockout.storage_fault(error) from error
+            await self._audit_quietly(
+                "card_correction",
+                f"round {table.round_id}: card {last.seq} {was} corrected to {card.code}: {reason}",
+                by,
+                CORRECTION_RULE,
+            )
+        self.changed()
+        return {
+            "ok": True,
+            "round_id": table.round_id,
+            "seq": records[-1].seq if records else None,
+            "replaces": last.seq,
+            "was": was,
+            "code": card.code,
+        }
+
     async def shoe_draw(self, by: str) -> dict[str, Any]:
         """The demonstration's card-reading shoe (:attr:`TableConfig.simulated_shoe`): the next
         card comes out of the loaded shoe's own count, drawn by the server's cryptographic
@@ -409,8 +524,9 @@ class Dealer:
             self.table.status = "open"
             self.table.halt_reason = ""
 
-    async def void(self, by: str, reason: str) -> dict[str, Any]:
-        """Void the round in progress and refund every unsettled wager (supervisor). If the
+    async def void(self, by: str, reason: str, *, misdeal: bool = False) -> dict[str, Any]:
+        """Void the round in progress and refund every unsettled wager (supervisor); a
+        ``misdeal`` is such a void, recorded as one (``misdeal: true`` in its event). If the
         store fails, nothing is refunded, the round is held (halted, see :meth:`waiting_for`)
         and the refusal (code ``storage_error``) says what failed; the supervisor voids it
         again."""
@@ -421,12 +537,12 @@ class Dealer:
                         self.settle_status()  # open unless a tilt is still active (PA 605a)
                         return {"ok": True, "voided": None}
                     raise RefusedError("round", "No round in progress to void.", VOID_RULE)
-                voided = await self.void_round(reason, by=by)
+                voided = await self.void_round(reason, by=by, misdeal=misdeal)
         finally:
             self.changed()  # the clock, the automated dealer and the terminals follow
         return {"ok": True, "voided": voided}
 
-    async def void_round(self, reason: str, *, by: str) -> str | None:
+    async def void_round(self, reason: str, *, by: str, misdeal: bool = False) -> str | None:
         """Write the round's ``void`` (every unsettled wager refunded) and drop the round. A
         write that fails leaves the round as its log has it and raises the refusal
         (:meth:`_void_failed`); a void that was written although the store answered with an
@@ -447,7 +563,8 @@ class Dealer:
                             {"player": t.to_account, "amount": t.amount, "wager_id": t.wager_id}
                             for t in transfers
                         ],
-                    },
+                    }
+                    | ({"misdeal": True} if misdeal else {}),
                     actor=by,
                 )
             ],
@@ -471,7 +588,7 @@ class Dealer:
         self.table.void_failure = None
         if self.table.status == "halted":
             self.settle_status()  # open unless a tilt is still active (PA 605a)
-        await self._audit_quietly("void", reason, by)
+        await self._audit_quietly("misdeal" if misdeal else "void", reason, by)
         return round_id
 
     def tell_voided(self, round_id: str, reason: str, refunds: list[tuple[str, int]]) -> None:

@@ -1,6 +1,10 @@
 """A round rebuilt from its log. The engine is deterministic, so replaying a round's ``open``,
 ``wager``, ``command`` and ``card`` events gives exactly the round that was logged: recovery
-after a crash, the rebuild after a failed commit and game recall are the same mechanism."""
+after a crash, the rebuild after a failed commit and game recall are the same mechanism. A
+``card_correction`` (a wrong card corrected with a supervisor's approval, the round's last card
+and nothing decided since: :meth:`tablejack.server.table.dealer.Dealer.correct_card`) puts its
+card in place of the card event it names: the round is the one the right card would have
+made, and the log keeps both."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from tablejack.games import GAMES
 from tablejack.server.table.games import TableGame
 from tablejack.store import EventRecord, StoreError
 
-__all__ = ["apply_command", "replay_round"]
+__all__ = ["apply_command", "corrections", "replay_round"]
 
 
 def apply_command(round_: Any, text: str) -> None:
@@ -23,11 +27,22 @@ def apply_command(round_: Any, text: str) -> None:
         round_.apply(text)
 
 
+def corrections(events: list[EventRecord]) -> dict[int, str]:
+    """The card each ``card_correction`` put in place of a card event: the corrected event's
+    ``seq`` → the card's code (a later correction of the same card wins)."""
+    return {
+        int(record.payload["replaces"]): str(record.payload["code"])
+        for record in events
+        if record.kind == "card_correction"
+    }
+
+
 def replay_round(events: list[EventRecord], adapter: TableGame[Any]) -> Any:
     """Rebuild a round from its log: ``open`` makes it; ``wager``, ``command`` and ``card``
     events are applied in order. The engine is deterministic, so the round is exactly the one
     that was logged."""
     round_: Any = None
+    fixed = corrections(events)
     for record in events:
         payload = record.payload
         if record.kind == "open":
@@ -54,5 +69,5 @@ def replay_round(events: list[EventRecord], adapter: TableGame[Any]) -> Any:
         elif record.kind == "command":
             apply_command(round_, payload["text"])
         elif record.kind == "card":
-            round_.deal_card(Card.parse(payload["code"]))
+            round_.deal_card(Card.parse(fixed.get(record.seq, payload["code"])))
     return round_

@@ -468,9 +468,13 @@ class Table(TableViews):
         (:meth:`Dealer.settle_status`)."""
         self.dealer.settle_status()
 
-    async def void(self, by: str, reason: str) -> dict[str, Any]:
-        """Void the round in progress (supervisor; :meth:`Dealer.void`)."""
-        return await self.dealer.void(by, reason)
+    async def void(self, by: str, reason: str, *, misdeal: bool = False) -> dict[str, Any]:
+        """Void the round in progress (supervisor; :meth:`Dealer.void`), a misdeal or not."""
+        return await self.dealer.void(by, reason, misdeal=misdeal)
+
+    async def correct_card(self, code: str, by: str, reason: str) -> dict[str, Any]:
+        """A wrong card corrected with a supervisor's approval (:meth:`Dealer.correct_card`)."""
+        return await self.dealer.correct_card(code, by, reason)
 
     # -- every change ---------------------------------------------------------------------------
 
