@@ -14,8 +14,6 @@ the pages signed in by a session cookie at one process act on the tables the oth
 from __future__ import annotations
 
 import asyncio
-import signal
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,37 +38,11 @@ from tablejack.store import Store
 from tablejack.store import credentials as creds
 from tablejack.store.policy import Actor, Role
 from tablejack.store.vouchers import register_terminal
-from tests.support.serve import free_port, start_serve, wait_listening
+from tests.support.serve import FloorProcess
 from tests.support.store import Backend
 
 SETUP = Actor(Role.OPERATOR, "set-up")
 STAFF = {"dealer": "tok-dealer", "supervisor": "tok-super", "operator": "tok-operator"}
-
-
-class Process:
-    """One ``tablejack serve`` of the floor, running the tables ``tables``."""
-
-    def __init__(self, db: str, folder: Path, name: str, tables: str) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log = folder / f"{name}.log"
-        self.process = start_serve(
-            [
-                "--db", db, "--port", str(self.port), "--tables", tables,
-                "--lease-seconds", "3", "--unsigned", "--member", f"host-{name}",
-            ],
-            self.log,
-        )  # fmt: skip
-        wait_listening(self.process, self.port, self.log)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
 
 
 async def _prepare(db: str) -> None:
@@ -104,14 +76,14 @@ async def _holders(db: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def floor(tmp_path: Path, postgres: Backend) -> Iterator[tuple[Process, Process]]:
+def floor(tmp_path: Path, postgres: Backend) -> Iterator[tuple[FloorProcess, FloorProcess]]:
     """A1 run by the first process, A2 by the second."""
     db = postgres.server_url
     asyncio.run(_prepare(db))
-    first = Process(db, tmp_path, "first", "A1")
-    second: Process | None = None
+    first = FloorProcess(db, tmp_path, "first", "--tables", "A1")
+    second: FloorProcess | None = None
     try:
-        second = Process(db, tmp_path, "second", "A2")
+        second = FloorProcess(db, tmp_path, "second", "--tables", "A2")
         wanted = {"A1": first.base, "A2": second.base}
         deadline = time.monotonic() + 20
         while asyncio.run(_holders(db)) != wanted:
@@ -125,23 +97,23 @@ def floor(tmp_path: Path, postgres: Backend) -> Iterator[tuple[Process, Process]
                 process.stop()
 
 
-def session(process: Process, role: str) -> str:
+def session(process: FloorProcess, role: str) -> str:
     """A session cookie of ``role`` signed in at ``process``'s pages."""
     answer = httpx.post(f"{process.base}/api/session", json={"token": STAFF[role]})
     assert answer.status_code == 200, answer.text
     return str(answer.cookies["tj_session"])
 
 
-def page(process: Process, cookie: str, **extra: str) -> dict[str, str]:
+def page(process: FloorProcess, cookie: str, **extra: str) -> dict[str, str]:
     """The headers of a request from ``process``'s own pages: the cookie and the Origin."""
     return {"Cookie": f"tj_session={cookie}", "Origin": process.base, **extra}
 
 
-def post(process: Process, path: str, headers: dict[str, str], body: Any) -> httpx.Response:
+def post(process: FloorProcess, path: str, headers: dict[str, str], body: Any) -> httpx.Response:
     return httpx.post(f"{process.base}{path}", json=body, headers=headers, timeout=20)
 
 
-def terminal_tilts(process: Process, table: str) -> list[dict[str, Any]]:
+def terminal_tilts(process: FloorProcess, table: str) -> list[dict[str, Any]]:
     """The terminal tilts ``table``'s console shows, asked of the process that runs it."""
     state = httpx.get(
         f"{process.base}/api/tables/{table}/state",
@@ -153,7 +125,7 @@ def terminal_tilts(process: Process, table: str) -> list[dict[str, Any]]:
 
 @pytest.mark.slow
 def test_every_staff_action_works_from_either_process_by_the_pages_session(
-    floor: tuple[Process, Process],
+    floor: tuple[FloorProcess, FloorProcess],
 ) -> None:
     first, second = floor
     supervisor, dealer, operator = (session(first, r) for r in ("supervisor", "dealer", "operator"))
@@ -242,7 +214,7 @@ def test_every_staff_action_works_from_either_process_by_the_pages_session(
 
 @pytest.mark.slow
 def test_a_foreign_origin_is_refused_across_the_hop_and_forged_hop_headers_prove_nothing(
-    floor: tuple[Process, Process],
+    floor: tuple[FloorProcess, FloorProcess],
 ) -> None:
     first, second = floor
     cookie = session(first, "supervisor")

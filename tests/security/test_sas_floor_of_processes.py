@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,37 +25,11 @@ from tablejack.store.policy import Actor, Role
 from tablejack.store.vouchers import register_terminal
 from tests.floor.test_sas_link import TitoHost
 from tests.support.floor import bearer, eventually, insert
-from tests.support.serve import free_port, start_serve, wait_listening
+from tests.support.serve import FloorProcess, free_port, wait_listening
 from tests.support.store import Backend
 
 SETUP = Actor(Role.OPERATOR, "set-up")
 KEY = "key-EWT-A"
-
-
-class Process:
-    """One ``tablejack serve`` of the floor."""
-
-    def __init__(self, db: str, folder: Path, name: str, *arguments: str) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log = folder / f"{name}.log"
-        self.process = start_serve(
-            [
-                "--db", db, "--port", str(self.port), "--lease-seconds", "3", "--unsigned",
-                "--member", f"host-{name}", *arguments,
-            ],
-            self.log,
-        )  # fmt: skip
-        wait_listening(self.process, self.port, self.log)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
 
 
 async def _prepare(db: str) -> None:
@@ -83,18 +55,18 @@ async def _holder(db: str) -> terminal_links.Holder | None:
 
 
 @pytest.fixture
-def floor(tmp_path: Path, postgres: Backend) -> Iterator[tuple[Process, Process, int]]:
+def floor(tmp_path: Path, postgres: Backend) -> Iterator[tuple[FloorProcess, FloorProcess, int]]:
     """The first process holds EWT-A's SAS line (address 1), the second does not."""
     db = postgres.server_url
     asyncio.run(_prepare(db))
     sas = free_port()
-    first = Process(
+    first = FloorProcess(
         db, tmp_path, "first", "--tables", "A1", "--sas", f"EWT-A=tcp://127.0.0.1:{sas},address=1"
     )
-    second: Process | None = None
+    second: FloorProcess | None = None
     try:
         wait_listening(first.process, sas, first.log)
-        second = Process(db, tmp_path, "second", "--tables", "A2")
+        second = FloorProcess(db, tmp_path, "second", "--tables", "A2")
         found = eventually(lambda: asyncio.run(_holder(db)))
         assert (found.member.startswith("host-first"), found.url) == (True, first.base)
         yield first, second, sas
@@ -104,7 +76,7 @@ def floor(tmp_path: Path, postgres: Backend) -> Iterator[tuple[Process, Process,
                 process.stop()
 
 
-def _player(process: Process) -> httpx.Client:
+def _player(process: FloorProcess) -> httpx.Client:
     """ann signed in at EWT-A through ``process``: a client with her session's credential."""
     client = httpx.Client(base_url=process.base, timeout=30)
     answer = client.post(
@@ -124,7 +96,7 @@ def _balance(client: httpx.Client) -> int:
 
 @pytest.mark.slow
 def test_605a5a_a_terminals_money_runs_where_its_sas_link_is_or_not_at_all(
-    floor: tuple[Process, Process, int],
+    floor: tuple[FloorProcess, FloorProcess, int],
 ) -> None:
     first, second, sas = floor
     with contextlib.closing(_player(second)) as ann:

@@ -138,3 +138,32 @@ def wait_listening(
                     said += f"\nthe database's locks when it gave up:\n{locks}"
                 raise AssertionError(f"tablejack serve {what}: {said}") from None
             time.sleep(0.05)
+
+
+class FloorProcess:
+    """One ``tablejack serve`` of a floor of processes on ``db`` (PostgreSQL): leases of 3 s,
+    no signed checkpoints, member ``host-<name>``, its log ``<folder>/<name>.log``, and
+    ``arguments`` (``--tables A1``, ``--sas …``); listening when made."""
+
+    def __init__(self, db: str, folder: Path, name: str, *arguments: str) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log = folder / f"{name}.log"
+        self.process = start_serve(
+            [
+                "--db", db, "--port", str(self.port), "--lease-seconds", "3", "--unsigned",
+                "--member", f"host-{name}", *arguments,
+            ],
+            self.log,
+        )  # fmt: skip
+        wait_listening(self.process, self.port, self.log)
+
+    def stop(self) -> None:
+        """SIGTERM (a drain), then SIGKILL after 20 s; reaped either way."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
