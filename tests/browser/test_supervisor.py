@@ -242,6 +242,48 @@ def test_the_supervisor_page_shows_refusals_beside_their_action(
     watch.check(404)
 
 
+def test_605a_everything_waiting_for_a_supervisor_is_in_one_list_with_a_way_to_it(
+    server: str, browser_kit: Any
+) -> None:
+    """A table tilted and a terminal locked: the "Waiting for you" tab lists both, in words,
+    beside the money that waits for a second person, and each row's button opens the form
+    that ends it; cleared, the list is empty."""
+    from playwright.sync_api import expect, sync_playwright
+
+    call(server, "POST", "/api/tables/A1/tilt", "tok-dealer", {"code": "other", "reason": "spill"})
+    body = {"code": "printer", "reason": "out of paper"}
+    call(server, "POST", "/api/floor/terminals/EWT-2/tilt", "tok-super", body)
+    with sync_playwright() as playwright:
+        browser = browser_kit.launch(playwright)
+        try:
+            page, watch = signed_in(browser, browser_kit, server, "tok-super", "#approvals")
+            table = page.get_by_test_id("queue-table-A1")
+            expect(table).to_contain_text("Table A1")
+            expect(table).to_contain_text("a supervisor to clear the tilt «Other»")
+            terminal = page.get_by_test_id("queue-terminal-EWT-2")
+            expect(terminal).to_contain_text("Terminal EWT-2")
+            expect(terminal).to_contain_text("Printer (out of paper)")
+            expect(page.get_by_test_id("badge-approvals")).to_have_text("2")
+            page.get_by_test_id("queue-terminal-EWT-2-go").click()
+            page.get_by_test_id("clear-terminal-code-EWT-2").select_option("replaced")
+            page.get_by_test_id("clear-terminal-EWT-2-reason").fill("paper loaded")
+            page.get_by_test_id("clear-terminal-EWT-2-submit").click()
+            expect(page.get_by_test_id("tilt-terminal-EWT-2")).to_have_count(0)
+            page.get_by_test_id("tab-approvals").click()
+            page.get_by_test_id("queue-table-A1-go").click()
+            page.get_by_test_id("clear-table-code-A1").select_option("fault_repaired")
+            page.get_by_test_id("clear-table-A1-reason").fill("table wiped")
+            page.get_by_test_id("clear-table-A1-submit").click()
+            expect(page.get_by_test_id("tilt-table-A1")).to_have_count(0)
+            page.get_by_test_id("tab-approvals").click()
+            expect(page.get_by_test_id("queue-empty")).to_have_text(
+                "No table or terminal waits for a supervisor."
+            )
+        finally:
+            browser.close()
+    watch.check()
+
+
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory: pytest.TempPathFactory, browser_kit: Any) -> Iterator[str]:
     """A floor with one live dealer's table, C1, whose cards the card-reading shoe reads."""

@@ -217,20 +217,40 @@ class TableViews:
             "automation": self.automation(),
             "halt_reason": self.halt_reason,
             "waiting_for": self.waiting_for(),
+            "needs": self.needs(),
             "tilts": self.tilts,
         }
 
-    def waiting_for(self) -> str | None:
-        """What a halted table waits for before play goes on, in words (None: it waits for
-        nothing)."""
+    def needs(self) -> list[dict[str, Any]]:
+        """What a halted table waits for from a supervisor before play goes on, one item
+        each, for a page to put in its reader's words: a table tilt to clear
+        (``{"action": "clear", "code": …}``) and the round to void (``{"action": "void",
+        "round_id": …, "failed": …}``, ``failed``: the void the store did not write). Empty
+        when it waits for nothing."""
         if self.status != "halted":
-            return None
-        needs = [f"clear the tilt {t['code']}" for t in self.table_tilts()]
+            return []
+        out: list[dict[str, Any]] = [
+            {"action": "clear", "code": t["code"]} for t in self.table_tilts()
+        ]
         round_open = self.round is not None and not self.round.is_complete
         if round_open and self.void_failure is not None:
-            needs.append(f"void round {self.round_id} ({self.void_failure})")
+            out.append({"action": "void", "round_id": self.round_id, "failed": self.void_failure})
         elif round_open and self.irregular_round == self.round_id:
-            needs.append(f"void round {self.round_id}")
+            out.append({"action": "void", "round_id": self.round_id, "failed": None})
+        return out
+
+    def waiting_for(self) -> str | None:
+        """What a halted table waits for before play goes on, in English words (None: it
+        waits for nothing; :meth:`needs` says it item by item)."""
+        if self.status != "halted":
+            return None
+        needs = [
+            f"clear the tilt {need['code']}"
+            if need["action"] == "clear"
+            else f"void round {need['round_id']}"
+            + (f" ({need['failed']})" if need["failed"] is not None else "")
+            for need in self.needs()
+        ]
         if not needs:
             return self.halt_reason or None
         return "a supervisor to " + " and to ".join(needs)
