@@ -234,10 +234,11 @@ async def at_link(
 ) -> dict[str, Any] | None:
     """A money route of ``terminal`` whose link to the casino's systems another process of
     the floor holds runs there (PA 605a.5(a)): that process's answer (its refusal raised as
-    its HTTP error); None when the route runs here (the link is here, or the terminal has
-    none; ``response``: given that process's status, a 202 say). When that process is stopped or does not answer, or the request was forwarded
-    already, it is refused (503, ``host_link``, audited) and nothing moved: a cash-out or a
-    redemption past the host would be a ticket the casino system never saw."""
+    its HTTP error; ``response`` is given that process's status, a 202 say); None when the
+    route runs here (the link is here, or the terminal has none). When that process is
+    stopped or does not answer, or the request was forwarded already, it is refused (503,
+    ``host_link``, audited) and nothing moved: a cash-out or a redemption past the host would
+    be a ticket the casino system never saw."""
     found = await links.elsewhere(floor_of(request), terminal)
     if found is None:
         return None
@@ -249,7 +250,7 @@ async def at_link(
     else:
         try:
             answer = await forward_request(request, found.url)
-        except Exception as error:  # not reached: refused below, nothing moved
+        except Exception as error:  # that process does not answer: refused below
             log.warning("terminal %s: its link's process at %s: %s", terminal, found.url, error)
             why = f"the process that holds it ({found.member}) does not answer"
         else:

@@ -63,7 +63,7 @@ class VoidBody(Strict):
 class CorrectionBody(Strict):
     """A wrong card corrected: the card it really is, and why (what the supervisor saw)."""
 
-    code: str = Field(
+    code: SafeText = Field(
         pattern=r"^(10|[2-9AJQKT])[SHDC]$", description="The right card (AS, 10H, …)."
     )
     reason: SafeText = Field(min_length=3, max_length=200)
