@@ -82,6 +82,8 @@ class HostJob:
     window: float
     poll_ms: float
     meter_seconds: float
+    effects: bool = True
+    """Send the long polls that need the floor (:data:`EFFECT_POLLS`) after each meter poll."""
 
 
 def run_hosts(job: HostJob) -> dict[str, Any]:
@@ -114,7 +116,7 @@ def run_hosts(job: HostJob) -> dict[str, Any]:
                         took = time.perf_counter() - sent
                         with lock:
                             meters.append((now, took))
-                        for command, data in EFFECT_POLLS:  # the replies that need the floor
+                        for command, data in EFFECT_POLLS if job.effects else ():
                             sent = time.perf_counter()
                             line.long_poll(address, command, data)
                             took = time.perf_counter() - sent
@@ -247,6 +249,12 @@ async def main() -> None:
     parser.add_argument("--poll-ms", type=float, default=40.0)
     parser.add_argument("--meter-seconds", type=float, default=1.0)
     parser.add_argument("--bot-processes", type=int, default=2)
+    parser.add_argument(
+        "--no-effects",
+        action="store_true",
+        help="no 01/02/21/58 after each meter poll (16 disables and enables a second cost the "
+        "floor a lock-out write each: without them the floor's ratio is the link's own cost)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     sas_count = min(args.sas_terminals, args.tables * args.terminals)
@@ -315,6 +323,7 @@ async def main() -> None:
                         args.window,
                         args.poll_ms,
                         args.meter_seconds,
+                        not args.no_effects,
                     ),
                 ),
             )
