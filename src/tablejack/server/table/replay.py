@@ -1,5 +1,5 @@
 """A round rebuilt from its log. The engine is deterministic, so replaying a round's ``open``,
-``wager``, ``command`` and ``card`` events gives exactly the round that was logged: recovery
+``wager``, ``withdraw``, ``change``, ``command`` and ``card`` events gives exactly the round that was logged: recovery
 after a crash, the rebuild after a failed commit and game recall are the same mechanism."""
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ def apply_command(round_: Any, text: str) -> None:
 
 
 def replay_round(events: list[EventRecord], adapter: TableGame[Any]) -> Any:
-    """Rebuild a round from its log: ``open`` makes it; ``wager``, ``command`` and ``card``
-    events are applied in order. The engine is deterministic, so the round is exactly the one
+    """Rebuild a round from its log: ``open`` makes it; ``wager``, ``withdraw`` (a wager taken
+    back), ``change`` (a wager's new amount), ``command`` and ``card`` events are applied in
+    order. The engine is deterministic, so the round is exactly the one
     that was logged."""
     round_: Any = None
     for record in events:
@@ -51,6 +52,10 @@ def replay_round(events: list[EventRecord], adapter: TableGame[Any]) -> Any:
                 payload["kind"],
                 payload["amount"],
             )
+        elif record.kind == "withdraw":
+            adapter.withdraw_wager(round_, payload["player"], payload["kind"])
+        elif record.kind == "change":
+            adapter.change_wager(round_, payload["player"], payload["kind"], payload["amount"])
         elif record.kind == "command":
             apply_command(round_, payload["text"])
         elif record.kind == "card":
