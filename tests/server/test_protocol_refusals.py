@@ -65,8 +65,8 @@ CASES = [
         "{}",
         None,
         "protocol: type",
-        "A message names its type: one of hello, join, position, wager, action, dealer, "
-        "repeat, ping (protocol: type).",
+        "A message names its type: one of hello, join, position, wager, withdraw, change, "
+        "action, dealer, repeat, ping (protocol: type).",
     ),
     (
         '{"type": "ping", "id": "p1", "amount": 5, "kind": "x"}',

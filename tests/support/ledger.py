@@ -49,7 +49,10 @@ async def account_for_rounds(
         settled = {s.wager_id: s for s in round_.settlements}
         assert len(settled) == len(round_.settlements), row["id"]  # each settled once
         for wager in round_.wagers:
-            if wager.id in settled:
+            if not wager.amount:  # taken back before the first card (633c.5(k)): refunded
+                assert held[wager.id] == 0, (row["id"], wager)
+                assert paid[wager.id] == 0, (row["id"], wager)
+            elif wager.id in settled:
                 assert held[wager.id] == 0, (row["id"], wager)
                 assert paid[wager.id] == settled[wager.id].net, (row["id"], wager)
                 expected[wager.player] += settled[wager.id].net

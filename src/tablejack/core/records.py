@@ -171,8 +171,8 @@ class Operation(NamedTuple):
 
 
 def check_settlements(wagers: Sequence[Wager], settlements: Iterable[Settlement]) -> int:
-    """Check that every wager was settled exactly once and for its full amount; return the
-    house's net (what the players lost overall). Raises AssertionError on a broken invariant:
+    """Check that every wager was settled exactly once and for its full amount (a wager taken
+    back before the first card, of amount 0, has nothing to settle); return the house's net (what the players lost overall). Raises AssertionError on a broken invariant:
     that would be a defect in tablejack, never bad input."""
     by_id = {wager.id: wager for wager in wagers}
     seen: set[int] = set()
@@ -191,7 +191,7 @@ def check_settlements(wagers: Sequence[Wager], settlements: Iterable[Settlement]
         if settlement.returned < 0:
             raise AssertionError(f"negative return on wager {settlement.wager_id}")
         house -= settlement.net
-    missing = set(by_id) - seen
+    missing = {wager_id for wager_id, wager in by_id.items() if wager.amount} - seen
     if missing:
         raise AssertionError(f"wagers never settled: {sorted(missing)}")
     return house

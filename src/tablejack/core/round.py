@@ -394,6 +394,11 @@ class RoundRecords:
         """A double raises the amount at risk on a wager."""
         self.wagers[wager_id] = self.wagers[wager_id]._replace(amount=amount)
 
+    def _restake(self, wager_id: int, amount: int) -> None:
+        """A wager's amount changed before the first card (0: taken back, nothing to
+        settle)."""
+        self.wagers[wager_id] = self.wagers[wager_id]._replace(amount=amount)
+
     def _record(
         self,
         wager_id: int,

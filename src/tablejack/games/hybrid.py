@@ -431,6 +431,105 @@ class HybridRound(RoundRecords):
             Operation("buzzer-beater", seat=state.position, amount=amount, note=player)
         )
 
+    def _verify_wager_open(self, player: str, kind: str, doing: str) -> tuple[PlayerState, int]:
+        """The player and the id of his wager of ``kind`` (``blackjack`` or ``buzzer_beater``)
+        that ``doing`` (taking back, changing) applies to: only while wagering is open, before
+        the first card ((k))."""
+        if self.phase is not Phase.WAGERING:
+            raise IllegalActionError(
+                f"A wager is {doing} only while wagering is open, before the first card is "
+                f"dealt; the round is in {self.phase} ({WAGERS}).",
+                rule=WAGERS,
+            )
+        state = self.players.get(player)
+        if kind == "blackjack" and state is not None:
+            return state, state.hands[0].wager_id
+        if kind == "buzzer_beater" and state is not None and state.buzzer_beater_id is not None:
+            return state, state.buzzer_beater_id
+        if kind not in ("blackjack", "buzzer_beater"):
+            raise IllegalActionError(
+                f"{kind!r} is not a wager of this table ({WAGERS}).", rule=WAGERS
+            )
+        raise IllegalActionError(
+            f"{player!r} has no {kind.replace('_', ' ')} wager to be {doing} ({WAGERS}).",
+            rule=WAGERS,
+        )
+
+    def verify_withdrawing_wager(self, player: str, kind: str = "blackjack") -> None:
+        """Raise unless ``player`` may take back his wager of ``kind`` now: wagers are placed
+        before the first card ((k)), and until then a wager placed may be taken back."""
+        self._verify_wager_open(player, kind, "taken back")
+
+    def can_withdraw_wager(self, player: str, kind: str = "blackjack") -> bool:
+        """Whether :meth:`withdraw_wager` would succeed."""
+        return can(self.verify_withdrawing_wager, player, kind)
+
+    def withdraw_wager(self, player: str, kind: str = "blackjack") -> Operation:
+        """``player`` takes back his wager of ``kind`` before the first card ((k)): its amount
+        becomes 0 (nothing to settle). Taking back the Blackjack Wager takes back the Buzzer
+        Beater that needs it ((m)) and leaves the position; he may wager again."""
+        state, wager_id = self._verify_wager_open(player, kind, "taken back")
+        if kind == "blackjack":
+            if state.buzzer_beater_id is not None:
+                self._restake(state.buzzer_beater_id, 0)
+            self._restake(wager_id, 0)
+            del self.players[player]
+        else:
+            self._restake(wager_id, 0)
+            state.buzzer_beater_id = None
+            state.buzzer_beater = 0
+        return self._log(
+            Operation("withdraw", seat=state.position, amount=0, note=player, target=kind)
+        )
+
+    def verify_changing_wager(self, player: str, kind: str, amount: int) -> None:
+        """Raise unless ``player`` may change his wager of ``kind`` to ``amount`` now: before
+        the first card ((k)), within the limits of a new wager of that kind; a Blackjack Wager
+        not below the player's Buzzer Beater, a Buzzer Beater not above his Blackjack Wager
+        ((m), house limit)."""
+        state, _ = self._verify_wager_open(player, kind, "changed")
+        if kind == "blackjack":
+            self._verify_limits(amount, "Blackjack Wager", POSITIONS, limit_rule=LIMITS)
+            if state.buzzer_beater_id is not None and amount < state.buzzer_beater:
+                raise IllegalActionError(
+                    f"A Blackjack Wager of {format_cents(amount)} is below {player}'s Buzzer "
+                    f"Beater wager of {format_cents(state.buzzer_beater)}; lower or take back "
+                    f"the Buzzer Beater first (house limit, {BUZZER}).",
+                    rule=BUZZER,
+                )
+            return
+        if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
+            raise IllegalActionError(
+                f"A Buzzer Beater wager of {amount!r} is not a positive amount ({BUZZER}).",
+                rule=BUZZER,
+            )
+        if amount > state.wager:
+            raise IllegalActionError(
+                f"A Buzzer Beater wager of {format_cents(amount)} exceeds {player}'s Blackjack "
+                f"Wager of {format_cents(state.wager)} (house limit, {BUZZER}).",
+                rule=BUZZER,
+            )
+        self._verify_unit(amount, "Buzzer Beater wager", LIMITS)
+
+    def can_change_wager(self, player: str, kind: str, amount: int) -> bool:
+        """Whether :meth:`change_wager` would succeed."""
+        return can(self.verify_changing_wager, player, kind, amount)
+
+    def change_wager(self, player: str, kind: str, amount: int) -> Operation:
+        """``player`` raises or lowers his wager of ``kind`` to ``amount`` before the first
+        card ((k))."""
+        self.verify_changing_wager(player, kind, amount)
+        state, wager_id = self._verify_wager_open(player, kind, "changed")
+        self._restake(wager_id, amount)
+        if kind == "blackjack":
+            state.wager = amount
+            state.hands[0].amount = amount
+        else:
+            state.buzzer_beater = amount
+        return self._log(
+            Operation("change", seat=state.position, amount=amount, note=player, target=kind)
+        )
+
     def verify_closing_wagering(self) -> None:
         """Raise unless wagering can close and the deal begin."""
         if self.phase is not Phase.WAGERING:

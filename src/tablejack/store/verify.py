@@ -654,8 +654,8 @@ class _Verification:
                 "lost": amount - back,
                 "winnings": max(returned - amount, 0),
             }
-            found = {
-                "wager": summary.wagered[wager],
+            found = {  # (less what was taken back before the first card, 633c.5(k))
+                "wager": summary.wagered[wager] - summary.out["refund"][wager],
                 **{k: summary.out[k][wager] for k in SETTLEMENT_KINDS},
             }
             for name, cents in expected.items():
@@ -671,7 +671,7 @@ class _Verification:
                         f"{sorted(summary.players[(name, wager)])}, not to {item.get('player')}"
                     )
         for wager in summary.wagered:
-            if wager not in settled:
+            if wager not in settled and summary.wagered[wager] != summary.out["refund"][wager]:
                 self.report.problems.append(
                     f"{where}: wager {wager} is escrowed but the round settled no such wager"
                 )

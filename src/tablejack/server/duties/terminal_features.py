@@ -31,7 +31,7 @@ from tablejack.core.errors import TablejackError
 from tablejack.core.money import format_cents
 from tablejack.server.duties.protections import Protections
 from tablejack.server.floor.floor import Connection, Floor
-from tablejack.server.support.protocol import Repeat, WagerMessage
+from tablejack.server.support.protocol import Repeat, WagerChange, WagerMessage
 from tablejack.server.table import RefusedError, Table
 from tablejack.store.recall import last_wager_round
 
@@ -43,6 +43,7 @@ __all__ = [
     "DetailedRefusalError",
     "TerminalFeatures",
     "check_confirmation",
+    "confirm_change",
     "confirm_wager",
     "last_wagers",
 ]
@@ -121,17 +122,37 @@ async def last_wagers(
     round_id = await last_wager_round(floor.store, player, table.id, excluding=table.round_id)
     if round_id is None:
         return None
-    wagers = [
-        {
-            "kind": str(record.payload["kind"]),
-            "amount": int(record.payload["amount"]),
-            "position": record.payload.get("position"),
-            "spots": record.payload.get("spots"),
-        }
-        for record in await floor.store.events(str(round_id))
-        if record.kind == "wager" and record.payload.get("player") == player
-    ]
+    placed: dict[str, dict[str, Any]] = {}  # by kind, as they stood at the first card
+    for record in await floor.store.events(str(round_id)):
+        payload = record.payload
+        if payload.get("player") != player:
+            continue
+        kind = str(payload.get("kind", ""))
+        if record.kind == "wager":
+            placed[kind] = {
+                "kind": kind,
+                "amount": int(payload["amount"]),
+                "position": payload.get("position"),
+                "spots": payload.get("spots"),
+            }
+        elif record.kind == "change" and kind in placed:
+            placed[kind]["amount"] = int(payload["amount"])
+        elif record.kind == "withdraw":  # the Blackjack Wager takes its side wagers with it
+            placed = {} if kind == "blackjack" else {k: w for k, w in placed.items() if k != kind}
+    wagers = list(placed.values())
     return (str(round_id), wagers) if wagers else None
+
+
+def confirm_change(table: Table, connection: Connection, message: WagerChange) -> None:
+    """A wager raised above the table's ``confirm_above`` without ``"confirm": true``: the
+    request for the second confirmation, as for a wager of that amount (PA 605a); a lowering
+    needs none."""
+    limit = table.config.confirm_above
+    if limit is None or message.amount <= limit or message.confirm is True:
+        return
+    if message.amount <= table.wager_amount(connection.subject, message.kind):
+        return
+    raise ConfirmationRequiredError(message.amount, limit)
 
 
 class TerminalFeatures:
@@ -166,7 +187,7 @@ class TerminalFeatures:
                 f"No round is in wagering at table {table.id}; nothing is placed.",
                 REPEAT_RULE,
             )
-        if any(w.player == player for w in round_.wagers):
+        if any(w.player == player and w.amount for w in round_.wagers):
             raise RefusedError(
                 "repeat",
                 "You have already wagered in this round; a repeat places a whole last bet only "

@@ -274,7 +274,9 @@ def at_stake(floor: Floor, connection: Connection) -> dict[str, Any] | None:
     if any(c.terminal == connection.terminal for c in floor.connections if c is not connection):
         return None
     settled = {s.wager_id for s in round_.settlements}
-    if not any(w.player == connection.subject and w.id not in settled for w in round_.wagers):
+    if not any(
+        w.player == connection.subject and w.amount and w.id not in settled for w in round_.wagers
+    ):
         return None
     return {
         "table": table.id,

@@ -19,7 +19,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from tablejack.server.duties.floor_duties import FloorDuties
 from tablejack.server.duties.protections import wager_at_stake
-from tablejack.server.duties.terminal_features import confirm_wager
+from tablejack.server.duties.terminal_features import confirm_change, confirm_wager
 from tablejack.server.duties.tilts import on_join
 from tablejack.server.floor.floor import (
     CREDENTIAL_ENDED,
@@ -46,7 +46,9 @@ from tablejack.server.support.protocol import (
     Ping,
     Repeat,
     SelectPosition,
+    WagerChange,
     WagerMessage,
+    Withdraw,
 )
 from tablejack.server.support.wire import dumps
 from tablejack.server.table import RefusedError
@@ -372,6 +374,20 @@ async def _dispatch(duties: FloorDuties, connection: Connection, message: Any) -
         )
         await duties.protections.guard(
             connection.subject, connection.terminal, table, at_stake, wager=wager
+        )
+    if isinstance(message, Withdraw | WagerChange):  # before the first card (633c.5(k))
+        current = table.wager_amount(connection.subject, message.kind)
+        raised = message.amount - current if isinstance(message, WagerChange) else 0
+        await duties.protections.guard(
+            connection.subject, connection.terminal, table, raised, wager=raised > 0
+        )
+        if isinstance(message, Withdraw):
+            return await table.withdraw(
+                connection.subject, connection.terminal, message.kind, message.id
+            )
+        confirm_change(table, connection, message)  # PA 605a double confirmation of a raise
+        return await table.change_wager(
+            connection.subject, connection.terminal, message.kind, message.amount, message.id
         )
     if isinstance(message, WagerMessage | Repeat):  # PA 605a double confirmation, repeat
         if isinstance(message, Repeat):

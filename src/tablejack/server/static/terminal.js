@@ -586,6 +586,9 @@ function drawBar() {
   drawAmountLabel(legal);
   drawDoubleSpots(multi && legal.includes("double") ? you : null);
   for (const control of $("wager-panel").querySelectorAll("button")) control.disabled = !wagering;
+  const placed = wagering && !!you && (you.wagers || []).some((w) => w.kind === "blackjack" && w.amount > 0);
+  $("wager-change").disabled = !placed || multi;  // a multi-action table keeps its spots' wager
+  $("wager-withdraw").disabled = !placed || multi;
   for (const control of $("action-panel").querySelectorAll("button")) control.disabled = blocked;
   const countdown = state.countdown;
   let then = "";
@@ -694,6 +697,13 @@ $("wager").addEventListener("click", () => {
   const amount = wagerAmount();  // empty, 0, negative or a fraction of a cent: nothing is sent
   if (amount !== null) sendWager({ type: "wager", kind: "blackjack", amount });
 });
+// while wagering is open a placed Blackjack wager may be changed or taken back (PA 633c.5(k));
+// taking it back takes its side wagers with it
+$("wager-change").addEventListener("click", () => {
+  const amount = wagerAmount();
+  if (amount !== null) sendWager({ type: "change", kind: "blackjack", amount });
+});
+$("wager-withdraw").addEventListener("click", () => send({ type: "withdraw", kind: "blackjack" }, "wager-error"));
 $("repeat").addEventListener("click", () => sendWager({ type: "repeat" }));  // repeat last bet (PA 605a)
 $("spot-wager").addEventListener("click", () => {
   const spots = [1, 2, 3].map((k) => cents($(`spot-${k}`).value, 0));

@@ -31,7 +31,9 @@ __all__ = [
     "Ping",
     "Repeat",
     "SelectPosition",
+    "WagerChange",
     "WagerMessage",
+    "Withdraw",
     "parse_client",
     "read_client",
 ]
@@ -102,6 +104,28 @@ class WagerMessage(_Message):
     ``amount`` is above the table's ``confirm_above``)."""
 
 
+class Withdraw(_Message):
+    """Take back a wager placed this round while wagering is open, before the first card
+    (633c.5(k)): its stake is refunded; taking back the ``blackjack`` wager takes back the side
+    wagers that need it."""
+
+    type: Literal["withdraw"]
+    id: CommandId
+    kind: Annotated[SafeText, Field(pattern=r"^[a-z_]{1,32}$")] = "blackjack"
+
+
+class WagerChange(_Message):
+    """Raise or lower a wager placed this round to ``amount`` while wagering is open, before
+    the first card (633c.5(k)); the table's limits hold for the new amount (``confirm``: as
+    for a wager)."""
+
+    type: Literal["change"]
+    id: CommandId
+    kind: Annotated[SafeText, Field(pattern=r"^[a-z_]{1,32}$")] = "blackjack"
+    amount: Cents
+    confirm: bool | None = None
+
+
 class Action(_Message):
     """A decision: ``hit``, ``stand``, ``double``, ``split``, ``surrender``, ``insurance``,
     ``no-insurance``, ``even-money``, ``ez-bust``, ``no-ez-bust`` (what the engine allows).
@@ -146,7 +170,16 @@ class Ping(_Message):
 
 
 ClientMessage = Annotated[
-    Hello | Join | SelectPosition | WagerMessage | Action | DealerCommand | Repeat | Ping,
+    Hello
+    | Join
+    | SelectPosition
+    | WagerMessage
+    | Withdraw
+    | WagerChange
+    | Action
+    | DealerCommand
+    | Repeat
+    | Ping,
     Field(discriminator="type"),
 ]
 _CLIENT: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
@@ -160,7 +193,20 @@ def parse_client(text: str | bytes) -> ClientMessage:
 
 # -- refusals of frames that are not protocol messages ----------------------------------------
 
-_TYPES = ", ".join(("hello", "join", "position", "wager", "action", "dealer", "repeat", "ping"))
+_TYPES = ", ".join(
+    (
+        "hello",
+        "join",
+        "position",
+        "wager",
+        "withdraw",
+        "change",
+        "action",
+        "dealer",
+        "repeat",
+        "ping",
+    )
+)
 
 _FIELDS: dict[str, tuple[str, str]] = {
     "id": ("A message id", "is a string of 1 to 64 characters"),
@@ -187,6 +233,10 @@ _FIELDS: dict[str, tuple[str, str]] = {
 
 _SUBJECTS: dict[tuple[str, str], tuple[str, str]] = {
     ("wager", "amount"): ("A wager amount", "is a whole positive number of cents"),
+    ("change", "amount"): (
+        "A wager's new amount",
+        "is a whole positive number of cents (to take a wager back, send withdraw)",
+    ),
     ("action", "amount"): (
         "The amount of a double, insurance or EZ Bust",
         "is a whole positive number of cents (left out: the full amount)",

@@ -5,6 +5,8 @@ The engine keeps wagers and settlements as records (:class:`~tablejack.core.reco
 the ledger already holds for the round and turns the difference into transfers:
 
 * a new or grown wager: the player's account → the table's escrow (and the wager kind's drop);
+* a wager lowered or taken back before the first card (633c.5(k)): the difference from the
+  escrow back to the player (ledger kind ``refund``, as a void's) and off the drop;
 * a settlement: escrow → player (the part of the wager returned, ledger kind ``returned``),
   escrow → house (the part lost, ``lost``), house → player (the winnings, ``winnings``): the
   two amounts a winning wager pays are booked apart (PA 605a.2(d)); the house's net goes to the
@@ -69,6 +71,11 @@ class Books:
                 transfers.append(
                     Transfer(wager.player, escrow, delta, "wager", wager.id, wager.kind.value)
                 )
+                meters.append((self.table_id, wager.kind.value, delta, 0))
+                escrowed[wager.id] = wager.amount
+            elif delta < 0:  # lowered or taken back before the first card (633c.5(k))
+                memo = f"{wager.kind.value} taken back (PA 633c.5(k))"
+                transfers.append(Transfer(escrow, wager.player, -delta, "refund", wager.id, memo))
                 meters.append((self.table_id, wager.kind.value, delta, 0))
                 escrowed[wager.id] = wager.amount
         for settlement in settlements[self.settled :]:

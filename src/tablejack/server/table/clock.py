@@ -50,7 +50,7 @@ class Clock:
         if round_ is None or table.status != "open" or round_.is_complete:
             return None
         if round_.phase.value == "wagering":
-            if table.config.automated and round_.wagers:
+            if table.config.automated and any(w.amount for w in round_.wagers):
                 return ("wagering", table.number)
             return None
         return table.adapter.window(round_)

@@ -1,10 +1,10 @@
 """A round rebuilt from its log. The engine is deterministic, so replaying a round's ``open``,
-``wager``, ``command`` and ``card`` events gives exactly the round that was logged: recovery
-after a crash, the rebuild after a failed commit and game recall are the same mechanism. A
-``card_correction`` (a wrong card corrected with a supervisor's approval, the round's last card
-and nothing decided since: :meth:`tablejack.server.table.dealer.Dealer.correct_card`) puts its
-card in place of the card event it names: the round is the one the right card would have
-made, and the log keeps both."""
+``wager``, ``withdraw``, ``change``, ``command`` and ``card`` events gives exactly the round
+that was logged: recovery after a crash, the rebuild after a failed commit and game recall are
+the same mechanism. A ``card_correction`` (a wrong card corrected with a supervisor's approval,
+the round's last card and nothing decided since:
+:meth:`tablejack.server.table.dealer.Dealer.correct_card`) puts its card in place of the card
+event it names: the round is the one the right card would have made, and the log keeps both."""
 
 from __future__ import annotations
 
@@ -38,9 +38,9 @@ def corrections(events: list[EventRecord]) -> dict[int, str]:
 
 
 def replay_round(events: list[EventRecord], adapter: TableGame[Any]) -> Any:
-    """Rebuild a round from its log: ``open`` makes it; ``wager``, ``command`` and ``card``
-    events are applied in order. The engine is deterministic, so the round is exactly the one
-    that was logged."""
+    """Rebuild a round from its log: ``open`` makes it; ``wager``, ``withdraw`` (a wager taken
+    back), ``change`` (a wager's new amount), ``command`` and ``card`` events are applied in
+    order. The engine is deterministic, so the round is exactly the one that was logged."""
     round_: Any = None
     fixed = corrections(events)
     for record in events:
@@ -66,6 +66,10 @@ def replay_round(events: list[EventRecord], adapter: TableGame[Any]) -> Any:
                 payload["kind"],
                 payload["amount"],
             )
+        elif record.kind == "withdraw":
+            adapter.withdraw_wager(round_, payload["player"], payload["kind"])
+        elif record.kind == "change":
+            adapter.change_wager(round_, payload["player"], payload["kind"], payload["amount"])
         elif record.kind == "command":
             apply_command(round_, payload["text"])
         elif record.kind == "card":

@@ -421,6 +421,56 @@ class Table(TableViews):
 
         return await self.batches.submit(step, player, command_id)
 
+    def wager_amount(self, player: str, kind: str) -> int:
+        """What ``player``'s wager of ``kind`` in the round in progress stakes now (0: none)."""
+        wagers = [] if self.round is None else self.round.wagers
+        return next(
+            (w.amount for w in reversed(wagers) if w.player == player and w.kind.value == kind),
+            0,
+        )
+
+    async def withdraw(
+        self, player: str, terminal: str, kind: str, command_id: str
+    ) -> dict[str, Any]:
+        """A terminal takes back a wager it placed, while wagering is open (633c.5(k)): the
+        stake goes back from the escrow to the player's account; the Blackjack Wager takes its
+        side wagers with it. A recorded step (``withdraw``), replayed like a wager."""
+
+        def step(round_: Any) -> EventIn:
+            closed = self.wagering_closed(round_)
+            if closed is not None:
+                raise closed
+            self.adapter.withdraw_wager(round_, player, kind)
+            return EventIn(
+                "withdraw",
+                {"player": player, "kind": kind, "command_id": command_id},
+                actor=player,
+                terminal=terminal,
+            )
+
+        return await self.batches.submit(step, player, command_id)
+
+    async def change_wager(
+        self, player: str, terminal: str, kind: str, amount: int, command_id: str
+    ) -> dict[str, Any]:
+        """A terminal raises or lowers a wager it placed to ``amount``, while wagering is open
+        (633c.5(k)), within the table's limits: a raise is staked as a wager is, a lowering
+        refunded as a taking back is. A recorded step (``change``)."""
+
+        def step(round_: Any) -> EventIn:
+            closed = self.wagering_closed(round_)
+            if closed is not None:
+                raise closed
+            self.adapter.change_wager(round_, player, kind, amount)
+            return EventIn(
+                "change",
+                {"player": player, "kind": kind, "amount": amount, "command_id": command_id},
+                actor=player,
+                terminal=terminal,
+            )
+
+        return await self.batches.submit(step, player, command_id)
+
     async def action(
         self,
         player: str,

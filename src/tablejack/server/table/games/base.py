@@ -82,6 +82,16 @@ class TableGame(Protocol[RoundT_contra]):
         """A wager of spot amounts (multi-action tables only)."""
         ...
 
+    def withdraw_wager(self, round_: RoundT_contra, player: str, kind: str) -> None:
+        """Take back a terminal's wager of ``kind`` before the first card (633c.5(k)); the
+        Blackjack Wager takes its side wagers with it."""
+        ...
+
+    def change_wager(self, round_: RoundT_contra, player: str, kind: str, amount: int) -> None:
+        """Raise or lower a terminal's wager of ``kind`` to ``amount`` before the first card
+        (633c.5(k))."""
+        ...
+
     def command_text(
         self, actor: str, verb: str, amount: int | None, spots: Sequence[int] | None
     ) -> str:
@@ -164,6 +174,22 @@ class GameAdapter(Generic[R]):
         """Refused: only multi-action tables take spot amounts."""
         raise IllegalActionError(
             f"This table takes one amount per wager, not spot amounts ({WAGER_RULE}).",
+            rule=WAGER_RULE,
+        )
+
+    def withdraw_wager(self, round_: R, player: str, kind: str) -> None:
+        """Refused: this game's engine keeps a placed wager until the round settles it."""
+        raise IllegalActionError(
+            f"A wager placed at a {self.game} table is not taken back at the terminal; it "
+            f"stands until the round settles it ({WAGER_RULE}).",
+            rule=WAGER_RULE,
+        )
+
+    def change_wager(self, round_: R, player: str, kind: str, amount: int) -> None:
+        """Refused: this game's engine keeps a placed wager until the round settles it."""
+        raise IllegalActionError(
+            f"A wager placed at a {self.game} table is not changed at the terminal; it "
+            f"stands until the round settles it ({WAGER_RULE}).",
             rule=WAGER_RULE,
         )
 

@@ -47,6 +47,12 @@ class HybridAdapter(GameAdapter[HybridRound]):
                 f"{kind!r} is not a wager of this table ({WAGER_RULE}).", rule=WAGER_RULE
             )
 
+    def withdraw_wager(self, round_: HybridRound, player: str, kind: str) -> None:
+        round_.withdraw_wager(player, kind)
+
+    def change_wager(self, round_: HybridRound, player: str, kind: str, amount: int) -> None:
+        round_.change_wager(player, kind, amount)
+
     def player_position(self, round_: HybridRound, player: str) -> int | None:
         state = round_.players.get(player)
         return None if state is None else int(state.position)

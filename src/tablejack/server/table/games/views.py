@@ -81,9 +81,12 @@ def first_card_showing(dealer: JsonObject) -> JsonObject:
 
 def wagers_of(wagers: Iterable[Wager]) -> dict[str, list[JsonObject]]:
     """Each player's wagers on the layout, as his terminal shows them in chips: the kind, the
-    amount at risk now (a double included), the hand (a split's own wager) and the spot."""
+    amount at risk now (a double included), the hand (a split's own wager) and the spot; a
+    wager taken back before the first card (amount 0) is off the layout."""
     out: dict[str, list[JsonObject]] = {}
     for wager in wagers:
+        if not wager.amount:
+            continue
         out.setdefault(wager.player, []).append(
             {
                 "kind": wager.kind.value,
