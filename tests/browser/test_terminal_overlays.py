@@ -99,6 +99,13 @@ def test_605a_a_tilt_covers_the_terminal_until_the_supervisor_clears_it(
             assert box == {"x": 0, "y": 0, "width": 1280, "height": 800}
             with pytest.raises(PlaywrightError):  # a player cannot press it
                 stand.click(timeout=1000)
+            # but he may leave: the lock's notice offers the cash-out (PA 605a), confirmed
+            page.get_by_test_id("lock-cashout").click()
+            expect(page.get_by_test_id("cashout-confirm")).to_be_visible()
+            expect(page.get_by_test_id("cashout-confirm-text")).to_contain_text("$990.00")
+            page.get_by_test_id("cashout-no").click()
+            expect(page.get_by_test_id("cashout-confirm")).to_be_hidden()
+            expect(overlay).to_be_visible()
 
             # the clear: the overlay and its words go, the round goes on
             post(
@@ -120,6 +127,9 @@ def test_605a_a_tilt_covers_the_terminal_until_the_supervisor_clears_it(
             expect(overlay).to_be_visible()
             expect(page.get_by_test_id("lock-title")).to_have_text("This terminal is locked")
             expect(lock).to_have_text("printer fault")
+            expect(
+                page.get_by_test_id("lock-cashout")
+            ).to_be_hidden()  # a printer lock: no cash-out
             expect(page.get_by_test_id("wager")).to_be_disabled()
             post(
                 "/api/floor/terminals/EWT-1/clear",

@@ -18,7 +18,7 @@ from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect
 
 from tablejack.server.duties.floor_duties import FloorDuties
-from tablejack.server.duties.protections import wager_at_stake
+from tablejack.server.duties.protections import LOCK_ALLOWS, wager_at_stake
 from tablejack.server.duties.terminal_features import confirm_change, confirm_wager
 from tablejack.server.duties.tilts import on_join
 from tablejack.server.floor.floor import (
@@ -67,6 +67,9 @@ SIGN_IN_REFUSALS = {
 """The close reason (and the audit log's word) of each refused sign-in."""
 
 router = APIRouter()
+
+CASH_OUT_LOCKS = sorted(code for code, allows in LOCK_ALLOWS.items() if "cash_out" in allows)
+"""The terminal locks that still let a player cash out (the welcome tells the page)."""
 
 
 class RateLimit:
@@ -161,6 +164,9 @@ async def _session(socket: WebSocket) -> None:
                 "subject": connection.subject,
                 "terminal": connection.terminal,
                 "balance": floor.balances.get(connection.subject),
+                # the locks under which a terminal still cashes out (PA 605a lock-out): its
+                # page offers a cash-out over the lock's notice under these alone
+                "cash_out_locks": CASH_OUT_LOCKS,
                 # a terminal's player is shown its table alone: the floor's list at each
                 # sign-in grows with the floor (175 KB for 500 tables, 10,000 times over)
                 "tables": floor.summaries(

@@ -20,6 +20,7 @@ const TERMINAL_RULE = "terminal lock-out";
 
 let info = null, state = null, offset = 0, me = null;
 let offline = false, tableTilt = null, terminalTilt = null;
+let cashOutLocks = new Set();  // the terminal locks that still let a player cash out (welcome)
 let games = [], game = 0, upto = 0;  // recall mode
 const started = Date.now();          // this terminal session (time played, the session's net)
 const sessionRounds = new Map();     // round id -> the player's net in it
@@ -201,6 +202,7 @@ function onMessage(message) {
   if (message.type === "welcome") {
     offline = false;
     tableTilt = null; terminalTilt = null;  // the server tells a joining terminal its tilts again
+    cashOutLocks = new Set(message.cash_out_locks || []);
     me = message.subject;
     $("who").textContent = terminal ? `${message.subject} · ${terminal}` : message.subject;
     $("balance").textContent = money(message.balance);
@@ -264,10 +266,13 @@ function drawLock() {
     : t("lock.halted");
   $("lock").title = tilt ? `${tilt.code}: ${tilt.message}` : "";  // the code and the server's words for the attendant
   $("lock").dataset.code = tilt ? tilt.code : "";
+  // a table stopped, or a lock that lets the player leave: he still cashes out (PA 605a)
+  $("lock-cashout").hidden = !locked || (terminalTilt !== null && !cashOutLocks.has(terminalTilt.code));
   const blocked = offline || locked;
+  const wasBlocked = document.body.classList.contains("blocked");
   for (const part of [document.querySelector("header"), $("felt"), $("action-bar")]) part.inert = blocked;
   document.body.classList.toggle("blocked", blocked);
-  if (blocked) for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
+  if (blocked && !wasBlocked) for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
   drawBar();
 }
 

@@ -95,14 +95,17 @@ $("voucher-in-form").addEventListener("submit", async (event) => {
 });
 
 // -- cash-out: confirmed with the amount; the voucher printed as a ticket
-$("cashout-button").addEventListener("click", async () => {
+// (also from the lock's notice, under a lock that still lets the player leave: PA 605a)
+async function askCashOut() {
   const cents = await balance();
   const none = !cents;
   $("cashout-confirm-text").textContent = none ? t("cashout.nothing") : t("cashout.confirm", { amount: money(cents) });
   $("cashout-yes").hidden = none;
   $("cashout-yes").textContent = t("cashout.yes", { amount: money(cents || 0) });
   $("cashout-confirm").showModal();
-});
+}
+$("cashout-button").addEventListener("click", askCashOut);
+$("lock-cashout").addEventListener("click", askCashOut);
 $("cashout-confirm").addEventListener("close", async () => {
   if ($("cashout-confirm").returnValue !== "yes") return;
   $("cashout-confirm").returnValue = "";
