@@ -401,15 +401,20 @@ class HybridRound(RoundRecords):
             raise IllegalActionError(
                 f"{player} already has a Buzzer Beater wager ({BUZZER}).", rule=BUZZER
             )
+        self._verify_buzzer_amount(player, state.wager, amount)
+
+    def _verify_buzzer_amount(self, player: str, wager: int, amount: Any) -> None:
+        """A Buzzer Beater of ``amount``: a positive whole amount of the betting unit, no more
+        than ``player``'s Blackjack Wager of ``wager`` (the house's limit, (m))."""
         if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
             raise IllegalActionError(
                 f"A Buzzer Beater wager of {amount!r} is not a positive amount ({BUZZER}).",
                 rule=BUZZER,
             )
-        if amount > state.wager:
+        if amount > wager:
             raise IllegalActionError(
                 f"A Buzzer Beater wager of {format_cents(amount)} exceeds {player}'s Blackjack "
-                f"Wager of {format_cents(state.wager)} (house limit, {BUZZER}).",
+                f"Wager of {format_cents(wager)} (house limit, {BUZZER}).",
                 rule=BUZZER,
             )
         self._verify_unit(amount, "Buzzer Beater wager", LIMITS)
@@ -498,18 +503,7 @@ class HybridRound(RoundRecords):
                     rule=BUZZER,
                 )
             return
-        if isinstance(amount, bool) or not isinstance(amount, int) or amount < 1:
-            raise IllegalActionError(
-                f"A Buzzer Beater wager of {amount!r} is not a positive amount ({BUZZER}).",
-                rule=BUZZER,
-            )
-        if amount > state.wager:
-            raise IllegalActionError(
-                f"A Buzzer Beater wager of {format_cents(amount)} exceeds {player}'s Blackjack "
-                f"Wager of {format_cents(state.wager)} (house limit, {BUZZER}).",
-                rule=BUZZER,
-            )
-        self._verify_unit(amount, "Buzzer Beater wager", LIMITS)
+        self._verify_buzzer_amount(player, state.wager, amount)
 
     def can_change_wager(self, player: str, kind: str, amount: int) -> bool:
         """Whether :meth:`change_wager` would succeed."""
