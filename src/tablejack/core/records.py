@@ -172,8 +172,9 @@ class Operation(NamedTuple):
 
 def check_settlements(wagers: Sequence[Wager], settlements: Iterable[Settlement]) -> int:
     """Check that every wager was settled exactly once and for its full amount (a wager taken
-    back before the first card, of amount 0, has nothing to settle); return the house's net (what the players lost overall). Raises AssertionError on a broken invariant:
-    that would be a defect in tablejack, never bad input."""
+    back before the first card, of amount 0, has nothing to settle); return the house's net
+    (what the players lost overall). Raises AssertionError on a broken invariant: that would be
+    a defect in tablejack, never bad input."""
     by_id = {wager.id: wager for wager in wagers}
     seen: set[int] = set()
     house = 0

@@ -390,13 +390,9 @@ class RoundRecords:
         self.wagers.append(Wager(wager_id, seat, player, kind, amount, hand, spot))
         return wager_id
 
-    def _grow_wager(self, wager_id: int, amount: int) -> None:
-        """A double raises the amount at risk on a wager."""
-        self.wagers[wager_id] = self.wagers[wager_id]._replace(amount=amount)
-
     def _restake(self, wager_id: int, amount: int) -> None:
-        """A wager's amount changed before the first card (0: taken back, nothing to
-        settle)."""
+        """A wager's amount at risk changed: raised by a double, or changed before the first
+        card (0: taken back, nothing to settle)."""
         self.wagers[wager_id] = self.wagers[wager_id]._replace(amount=amount)
 
     def _record(

@@ -601,7 +601,7 @@ class ClassicRound(SeatTurns):
         hand.amount += amount
         hand.acted = True
         hand.awaiting_card = True
-        self._grow_wager(hand.wager_id, hand.amount)
+        self._restake(hand.wager_id, hand.amount)
         operation = self._log(
             Operation("double", seat=seat, hand=hand.index, amount=amount, command=command)
         )

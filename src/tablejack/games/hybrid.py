@@ -991,7 +991,7 @@ class HybridRound(RoundRecords):
         current.amount += amount
         current.awaiting_card = True
         current.steps.append(f"doubles {format_cents(amount)}")
-        self._grow_wager(current.wager_id, current.amount)
+        self._restake(current.wager_id, current.amount)
         operation = self._log(
             Operation(
                 "double",

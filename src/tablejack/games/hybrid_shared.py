@@ -687,7 +687,7 @@ class HybridSharedRound(RoundRecords):
         hand.doubled = amount
         hand.amount += amount
         hand.awaiting_card = True
-        self._grow_wager(hand.wager_id, hand.amount)
+        self._restake(hand.wager_id, hand.amount)
         state.events.append((len(self.community_cards), "doubles", amount))
         operation = self._log(
             Operation(

@@ -653,7 +653,7 @@ class MultiActionRound(SeatTurns):
                 wager.doubled = wager.amount
                 added += wager.amount
                 wager.amount *= 2
-                self._grow_wager(wager.wager_id, wager.amount)
+                self._restake(wager.wager_id, wager.amount)
         hand.doubled = True
         hand.acted = True
         hand.awaiting_card = True
